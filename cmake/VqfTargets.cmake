@@ -1,0 +1,100 @@
+# Helpers shared by every folder.
+#
+# vqf_add_library(NAME SOURCES ... [LIBS ...] [INCLUDES ...])
+#   A static library NAME and, with VQFUSE_SANITIZE, a twin NAME-san compiled
+#   with ASan+UBSan so that sanitized tests link sanitized code throughout.
+#
+# vqf_add_test(NAME SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s]
+#              [ARGS ...] [HELGRIND] [NO_VALGRIND])
+#   One cmocka program built twice (plain and -san) and registered as ctest
+#   entries NAME (label unit), NAME-valgrind (label valgrind, memcheck with
+#   --error-exitcode=1 --leak-check=full), NAME-sanitize (label sanitize) and,
+#   with HELGRIND, NAME-helgrind (label helgrind).  valgrind and ASan do not
+#   mix, hence the two builds.  LIBS naming a vqf_add_library() target link
+#   its -san twin into the sanitized build.
+
+set(VQF_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
+	-fno-omit-frame-pointer)
+find_program(VALGRIND_EXE valgrind)
+
+function(_vqf_san_libs out)
+	set(res)
+	foreach(l ${ARGN})
+		if(TARGET ${l}-san)
+			list(APPEND res ${l}-san)
+		else()
+			list(APPEND res ${l})
+		endif()
+	endforeach()
+	set(${out} ${res} PARENT_SCOPE)
+endfunction()
+
+function(vqf_add_library name)
+	cmake_parse_arguments(A "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
+	add_library(${name} STATIC ${A_SOURCES})
+	target_include_directories(${name} PUBLIC ${A_INCLUDES})
+	target_link_libraries(${name} PUBLIC ${A_LIBS})
+	if(VQFUSE_SANITIZE)
+		add_library(${name}-san STATIC EXCLUDE_FROM_ALL ${A_SOURCES})
+		target_include_directories(${name}-san PUBLIC ${A_INCLUDES})
+		_vqf_san_libs(sl ${A_LIBS})
+		target_link_libraries(${name}-san PUBLIC ${sl})
+		target_compile_options(${name}-san PRIVATE ${VQF_SAN_FLAGS})
+	endif()
+endfunction()
+
+function(vqf_add_test name)
+	cmake_parse_arguments(A "HELGRIND;NO_VALGRIND" "TIMEOUT"
+		"SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+	if(NOT A_TIMEOUT)
+		set(A_TIMEOUT 120)
+	endif()
+	add_executable(${name} ${A_SOURCES})
+	target_link_libraries(${name} PRIVATE ${A_LIBS} cmocka)
+	add_test(NAME ${name} COMMAND ${name} ${A_ARGS})
+	set_tests_properties(${name} PROPERTIES LABELS "unit;${A_LABELS}"
+		TIMEOUT ${A_TIMEOUT})
+	if(VALGRIND_EXE AND NOT A_NO_VALGRIND)
+		add_test(NAME ${name}-valgrind COMMAND ${VALGRIND_EXE} -q
+			--error-exitcode=1 --leak-check=full
+			--errors-for-leak-kinds=definite,indirect
+			$<TARGET_FILE:${name}> ${A_ARGS})
+		set_tests_properties(${name}-valgrind PROPERTIES
+			LABELS "valgrind;${A_LABELS}"
+			TIMEOUT ${A_TIMEOUT}0
+			ENVIRONMENT "VQF_UNDER_VALGRIND=1")
+	endif()
+	if(VALGRIND_EXE AND A_HELGRIND)
+		add_test(NAME ${name}-helgrind COMMAND ${VALGRIND_EXE} -q
+			--tool=helgrind --error-exitcode=1
+			$<TARGET_FILE:${name}> ${A_ARGS})
+		set_tests_properties(${name}-helgrind PROPERTIES
+			LABELS "helgrind;${A_LABELS}"
+			TIMEOUT ${A_TIMEOUT}0
+			ENVIRONMENT "VQF_UNDER_VALGRIND=1")
+	endif()
+	if(VQFUSE_SANITIZE)
+		add_executable(${name}-san ${A_SOURCES})
+		_vqf_san_libs(sl ${A_LIBS})
+		target_link_libraries(${name}-san PRIVATE ${sl} cmocka)
+		target_compile_options(${name}-san PRIVATE ${VQF_SAN_FLAGS})
+		target_link_options(${name}-san PRIVATE ${VQF_SAN_FLAGS})
+		add_test(NAME ${name}-sanitize COMMAND ${name}-san ${A_ARGS})
+		set_tests_properties(${name}-sanitize PROPERTIES
+			LABELS "sanitize;${A_LABELS}"
+			TIMEOUT ${A_TIMEOUT}
+			ENVIRONMENT
+			"ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+	endif()
+endfunction()
+
+# Every folder below the one calling this that has a CMakeLists.txt.
+macro(vqf_add_subdirs)
+	file(GLOB _vqf_children LIST_DIRECTORIES true
+		${CMAKE_CURRENT_SOURCE_DIR}/*)
+	foreach(_c ${_vqf_children})
+		if(IS_DIRECTORY ${_c} AND EXISTS ${_c}/CMakeLists.txt)
+			add_subdirectory(${_c})
+		endif()
+	endforeach()
+endmacro()

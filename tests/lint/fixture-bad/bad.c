@@ -1,0 +1,2 @@
+#include "vqf_compat.h"
+#include <stdio.h>
