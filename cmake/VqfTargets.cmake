@@ -88,13 +88,24 @@ function(vqf_add_test name)
 	endif()
 endfunction()
 
-# Every folder below the one calling this that has a CMakeLists.txt.
-macro(vqf_add_subdirs)
-	file(GLOB _vqf_children LIST_DIRECTORIES true
-		${CMAKE_CURRENT_SOURCE_DIR}/*)
-	foreach(_c ${_vqf_children})
-		if(IS_DIRECTORY ${_c} AND EXISTS ${_c}/CMakeLists.txt)
-			add_subdirectory(${_c})
+# Every folder below the calling one that has a CMakeLists.txt, found through
+# folders that have none (tests/unit/req/ is picked up from tests/).
+function(_vqf_add_subdirs_in dir bindir)
+	file(GLOB children LIST_DIRECTORIES true ${dir}/*)
+	foreach(c ${children})
+		get_filename_component(n ${c} NAME)
+		if(NOT IS_DIRECTORY ${c})
+			continue()
+		endif()
+		if(EXISTS ${c}/CMakeLists.txt)
+			add_subdirectory(${c} ${bindir}/${n})
+		else()
+			_vqf_add_subdirs_in(${c} ${bindir}/${n})
 		endif()
 	endforeach()
+endfunction()
+
+macro(vqf_add_subdirs)
+	_vqf_add_subdirs_in(${CMAKE_CURRENT_SOURCE_DIR}
+		${CMAKE_CURRENT_BINARY_DIR})
 endmacro()
