@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vqf_req.c - guest-side FUSE request marshalling and reply validation.
+ *
+ * Generalises the RFC's copy_args_to_argbuf(), sg_count_fuse_req(),
+ * sg_init_fuse_args() and copy_args_from_argbuf() (seed 004, Linux 6.1
+ * fs/fuse/virtio_fs.c) so that the sg array is the caller's and the reply
+ * is checked before a byte of it is used.
+ */
+#include "vqf_req.h"
+
+#define OUT_H_SIZE	((u32)sizeof(struct fuse_out_header))
+#define IN_H_SIZE	((u32)sizeof(struct fuse_in_header))
+
+/* Bytes of the in (@in) or out args that live in the argbuf. */
+static u64 linear_len(const struct vqf_req *req, bool in)
+{
+	unsigned int n = in ? req->in_numargs : req->out_numargs;
+	bool pages = in ? req->in_pages : req->out_pages;
+	unsigned int i;
+	u64 len = 0;
+
+	if (pages)
+		n--;
+	for (i = 0; i < n; i++)
+		len += in ? req->in_args[i].size : req->out_args[i].size;
+	return len;
+}
+
+static u32 page_arg_size(const struct vqf_req *req, bool in)
+{
+	if (in)
+		return req->in_pages ? req->in_args[req->in_numargs - 1].size : 0;
+	return req->out_pages ? req->out_args[req->out_numargs - 1].size : 0;
+}
+
+/* Page descs covering @total bytes: whether they reach it, and how many. */
+static bool pages_cover(const struct vqf_page_desc *pv, u32 nr, u32 total,
+			unsigned int *nr_sg)
+{
+	unsigned int n = 0;
+	u32 i;
+
+	for (i = 0; i < nr && total; i++) {
+		u32 this_len = VQF_MIN(pv[i].length, total);
+
+		if (!pv[i].page && this_len)
+			return false;
+		if ((u64)pv[i].offset + pv[i].length > 0xffffffffULL)
+			return false;
+		if (this_len)
+			n++;
+		total -= this_len;
+	}
+	if (nr_sg)
+		*nr_sg = n;
+	return total == 0;
+}
+
+static bool args_valid(const struct vqf_req *req, bool in)
+{
+	unsigned int n = in ? req->in_numargs : req->out_numargs;
+	bool pages = in ? req->in_pages : req->out_pages;
+	unsigned int i;
+
+	if (n > (in ? VQF_REQ_MAX_IN : VQF_REQ_MAX_OUT))
+		return false;
+	if (pages && n == 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		bool is_page = pages && i == n - 1;
+		u32 size = in ? req->in_args[i].size : req->out_args[i].size;
+		const void *v = in ? req->in_args[i].value :
+				     req->out_args[i].value;
+
+		if (!is_page && size && !v)
+			return false;
+	}
+	if (pages) {
+		const struct vqf_page_desc *pv = in ? req->in_pv : req->out_pv;
+		u32 nr = in ? req->nr_in_pv : req->nr_out_pv;
+
+		if (nr && !pv)
+			return false;
+		if (!pages_cover(pv, nr, page_arg_size(req, in), NULL))
+			return false;
+	}
+	return true;
+}
+
+int vqf_req_check(const struct vqf_req *req)
+{
+	u64 total;
+
+	if (!req)
+		return -EINVAL;
+	if (!args_valid(req, true) || !args_valid(req, false))
+		return -EINVAL;
+	if (req->noreply && (req->out_numargs || req->out_pages))
+		return -EINVAL;
+	if (req->page_zeroing && !req->out_pages)
+		return -EINVAL;
+	if (req->out_argvar && req->out_numargs == 0)
+		return -EINVAL;
+	/* in_h.len and out_h.len are u32: everything must fit in one. */
+	total = IN_H_SIZE + linear_len(req, true) + page_arg_size(req, true);
+	if (total > 0xffffffffULL)
+		return -EINVAL;
+	total = OUT_H_SIZE + linear_len(req, false) + page_arg_size(req, false);
+	if (total > 0xffffffffULL)
+		return -EINVAL;
+	if (linear_len(req, true) + linear_len(req, false) > 0xffffffffULL)
+		return -EINVAL;
+	return 0;
+}
+
+unsigned int vqf_req_sg_count(const struct vqf_req *req)
+{
+	unsigned int total = 1, n;
+
+	if (vqf_req_check(req))
+		return 0;
+	if (linear_len(req, true))
+		total++;
+	if (req->in_pages) {
+		pages_cover(req->in_pv, req->nr_in_pv, page_arg_size(req, true),
+			    &n);
+		total += n;
+	}
+	if (req->noreply)
+		return total;
+	total++;
+	if (linear_len(req, false))
+		total++;
+	if (req->out_pages) {
+		pages_cover(req->out_pv, req->nr_out_pv,
+			    page_arg_size(req, false), &n);
+		total += n;
+	}
+	return total;
+}
+
+u32 vqf_req_argbuf_size(const struct vqf_req *req)
+{
+	if (vqf_req_check(req))
+		return 0;
+	if (req->noreply)
+		return linear_len(req, true);
+	return linear_len(req, true) + linear_len(req, false);
+}
+
+u32 vqf_req_reply_capacity(const struct vqf_req *req)
+{
+	if (vqf_req_check(req) || req->noreply)
+		return 0;
+	return OUT_H_SIZE + linear_len(req, false) + page_arg_size(req, false);
+}
+
+int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
+{
+	unsigned int i, n;
+	u8 *p = argbuf;
+	u32 off = 0;
+
+	if (vqf_req_check(req))
+		return -EINVAL;
+	if (argbuf_size < vqf_req_argbuf_size(req))
+		return -ENOSPC;
+	if (!argbuf && vqf_req_argbuf_size(req))
+		return -EINVAL;
+
+	n = req->in_numargs - (req->in_pages ? 1 : 0);
+	for (i = 0; i < n; i++) {
+		if (req->in_args[i].size)
+			memcpy(p + off, req->in_args[i].value,
+			       req->in_args[i].size);
+		off += req->in_args[i].size;
+	}
+	req->in_h.len = IN_H_SIZE + off + page_arg_size(req, true);
+	return 0;
+}
+
+static void sg_linear(struct vqf_sg *sg, void *addr, u32 len, u32 flags)
+{
+	sg->addr = addr;
+	sg->page = NULL;
+	sg->offset = 0;
+	sg->len = len;
+	sg->flags = flags;
+}
+
+static unsigned int sg_pages(struct vqf_sg *sg, const struct vqf_page_desc *pv,
+			     u32 nr, u32 total, u32 flags)
+{
+	unsigned int n = 0;
+	u32 i;
+
+	for (i = 0; i < nr && total; i++) {
+		u32 this_len = VQF_MIN(pv[i].length, total);
+
+		if (!this_len)
+			continue;
+		sg[n].addr = NULL;
+		sg[n].page = pv[i].page;
+		sg[n].offset = pv[i].offset;
+		sg[n].len = this_len;
+		sg[n].flags = flags;
+		n++;
+		total -= this_len;
+	}
+	return n;
+}
+
+int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
+		     unsigned int cap, struct vqf_sg_counts *counts)
+{
+	unsigned int need, n = 0, nr_readable;
+	u32 in_len, out_len;
+	u8 *p = argbuf;
+
+	need = vqf_req_sg_count(req);
+	if (!need)
+		return -EINVAL;
+	if (cap < need || !sg)
+		return -ENOSPC;
+	in_len = linear_len(req, true);
+	out_len = req->noreply ? 0 : linear_len(req, false);
+	if (!argbuf && (in_len || out_len))
+		return -EINVAL;
+
+	sg_linear(&sg[n++], &req->in_h, IN_H_SIZE, 0);
+	if (in_len)
+		sg_linear(&sg[n++], p, in_len, 0);
+	if (req->in_pages)
+		n += sg_pages(&sg[n], req->in_pv, req->nr_in_pv,
+			      page_arg_size(req, true), 0);
+	nr_readable = n;
+
+	if (!req->noreply) {
+		sg_linear(&sg[n++], &req->out_h, OUT_H_SIZE, VQF_SG_WRITE);
+		if (out_len)
+			sg_linear(&sg[n++], p + in_len, out_len, VQF_SG_WRITE);
+		if (req->out_pages)
+			n += sg_pages(&sg[n], req->out_pv, req->nr_out_pv,
+				      page_arg_size(req, false), VQF_SG_WRITE);
+	}
+
+	if (VQF_WARN_ON(n != need))
+		return -EINVAL;
+	if (counts) {
+		counts->nr_readable = nr_readable;
+		counts->nr_writable = n - nr_readable;
+	}
+	return n;
+}
+
+/* Turn a rejected reply into an ordinary error for whoever ends @req. */
+static int reject(struct vqf_req *req, u64 *counter, int err)
+{
+	req->out_h.len = OUT_H_SIZE;
+	req->out_h.error = -EIO;
+	req->out_h.unique = req->in_h.unique;
+	if (counter)
+		(*counter)++;
+	return err;
+}
+
+#define STAT(stats, field)	((stats) ? &(stats)->field : NULL)
+
+/*
+ * Checks that every out arg except an argvar last one is complete in
+ * @payload bytes.  Returns the bytes left for the last arg when it is
+ * argvar, or 0, or -1 for a short fixed arg.
+ */
+static s64 fixed_args_present(const struct vqf_req *req, u32 payload)
+{
+	unsigned int i, n = req->out_numargs;
+	u64 need = 0;
+
+	for (i = 0; i < n; i++) {
+		if (req->out_argvar && i == n - 1)
+			break;
+		need += req->out_args[i].size;
+	}
+	if (need > payload)
+		return -1;
+	return payload - need;
+}
+
+static void zero_page_tails(const struct vqf_req *req, u32 len,
+			    const struct vqf_page_ops *ops, void *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < req->nr_out_pv; i++) {
+		const struct vqf_page_desc *d = &req->out_pv[i];
+
+		if (len < d->length) {
+			ops->zero(ctx, d->page, d->offset + len,
+				  d->length - len);
+			len = 0;
+		} else {
+			len -= d->length;
+		}
+	}
+}
+
+int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
+		     const struct vqf_page_ops *ops, void *ops_ctx,
+		     struct vqf_req_stats *stats)
+{
+	struct fuse_out_header oh;
+	u32 linear, pages, offered, payload, off, remaining;
+	unsigned int i, n;
+	const u8 *p = argbuf;
+	s64 var;
+
+	if (vqf_req_check(req))
+		return -EINVAL;
+	if (req->page_zeroing && (!ops || !ops->zero))
+		return -EINVAL;
+	linear = linear_len(req, false);
+	if (!argbuf && (linear || linear_len(req, true)) && !req->noreply)
+		return -EINVAL;
+
+	if (req->noreply) {
+		if (used_len)
+			return reject(req, STAT(stats, len_overflow),
+				      -EOVERFLOW);
+		if (stats)
+			stats->ok_noreply++;
+		return 0;
+	}
+
+	/* One snapshot of the device-written header; no re-reads below. */
+	memcpy(&oh, &req->out_h, sizeof(oh));
+
+	pages = page_arg_size(req, false);
+	offered = OUT_H_SIZE + linear + pages;
+
+	if (used_len < OUT_H_SIZE)
+		return reject(req, STAT(stats, short_header), -ENODATA);
+	if (used_len > offered) {
+		if (req->out_pages)
+			return reject(req, STAT(stats, page_overflow), -EFBIG);
+		return reject(req, STAT(stats, len_overflow), -EOVERFLOW);
+	}
+	if (oh.len != used_len)
+		return reject(req, STAT(stats, len_mismatch), -EBADMSG);
+	if (oh.unique != req->in_h.unique)
+		return reject(req, STAT(stats, unique_mismatch), -ENOMSG);
+	if (oh.error > 0 || oh.error < -VQF_FUSE_ERRNO_MAX)
+		return reject(req, STAT(stats, bad_error), -ERANGE);
+	payload = oh.len - OUT_H_SIZE;
+	if (oh.error) {
+		if (payload)
+			return reject(req, STAT(stats, error_payload),
+				      -EPROTO);
+		memcpy(&req->out_h, &oh, sizeof(oh));
+		if (stats)
+			stats->ok_error++;
+		return 0;
+	}
+	var = fixed_args_present(req, payload);
+	if (var < 0)
+		return reject(req, STAT(stats, short_fixed_arg), -EREMOTEIO);
+
+	/* Valid: copy out.  @payload <= offered, so argbuf reads stay in it. */
+	memcpy(&req->out_h, &oh, sizeof(oh));
+	n = req->out_numargs - (req->out_pages ? 1 : 0);
+	remaining = payload;
+	off = linear_len(req, true);
+	for (i = 0; i < n; i++) {
+		u32 size = req->out_args[i].size;
+		u32 take = VQF_MIN(size, remaining);
+
+		if (take)
+			memcpy(req->out_args[i].value, p + off, take);
+		off += size;
+		remaining -= take;
+	}
+	if (req->out_argvar)
+		req->out_args[req->out_numargs - 1].size =
+			req->out_pages ? remaining : (u32)var;
+	if (req->out_pages && req->page_zeroing)
+		zero_page_tails(req, remaining, ops, ops_ctx);
+	if (stats)
+		stats->ok++;
+	return 0;
+}
+
+int vqf_req_init(struct vqf_req *req, u32 opcode, u64 nodeid, u64 unique)
+{
+	const struct vqf_fuse_op *op = vqf_fuse_op(opcode);
+
+	if (!op)
+		return -EOPNOTSUPP;
+	memset(req, 0, sizeof(*req));
+	req->in_h.opcode = opcode;
+	req->in_h.nodeid = nodeid;
+	req->in_h.unique = unique;
+	req->noreply = op->flags & VQF_OPF_NOREPLY;
+	req->out_argvar = op->flags & VQF_OPF_OUT_ARGVAR;
+	return 0;
+}
+
+int vqf_req_add_in(struct vqf_req *req, const void *value, u32 size)
+{
+	if (req->in_numargs >= VQF_REQ_MAX_IN || req->in_pages)
+		return -E2BIG;
+	req->in_args[req->in_numargs].value = value;
+	req->in_args[req->in_numargs].size = size;
+	req->in_numargs++;
+	return 0;
+}
+
+int vqf_req_add_out(struct vqf_req *req, void *value, u32 size)
+{
+	if (req->out_numargs >= VQF_REQ_MAX_OUT || req->out_pages)
+		return -E2BIG;
+	req->out_args[req->out_numargs].value = value;
+	req->out_args[req->out_numargs].size = size;
+	req->out_numargs++;
+	return 0;
+}
+
+int vqf_req_set_in_pages(struct vqf_req *req, const struct vqf_page_desc *pv,
+			 u32 nr, u32 size)
+{
+	int ret;
+
+	if (req->in_pages)
+		return -EINVAL;
+	ret = vqf_req_add_in(req, NULL, size);
+	if (ret)
+		return ret;
+	req->in_pages = true;
+	req->in_pv = pv;
+	req->nr_in_pv = nr;
+	return 0;
+}
+
+int vqf_req_set_out_pages(struct vqf_req *req, const struct vqf_page_desc *pv,
+			  u32 nr, u32 size, bool zeroing)
+{
+	int ret;
+
+	if (req->out_pages)
+		return -EINVAL;
+	ret = vqf_req_add_out(req, NULL, size);
+	if (ret)
+		return ret;
+	req->out_pages = true;
+	req->out_pv = pv;
+	req->nr_out_pv = nr;
+	req->page_zeroing = zeroing;
+	return 0;
+}
+
+int vqf_req_init_lookup(struct vqf_req *req, u64 unique, u64 parent,
+			const char *name, u32 namelen,
+			struct fuse_entry_out *entry,
+			struct fuse_entryver_out *ver)
+{
+	if (namelen == 0 || !name)
+		return -EINVAL;
+	if (namelen > VQF_FUSE_NAME_MAX)
+		return -ENAMETOOLONG;
+	vqf_req_init(req, FUSE_LOOKUP, parent, unique);
+	vqf_req_add_in(req, name, namelen + 1);
+	vqf_req_add_out(req, entry, sizeof(*entry));
+	if (ver)
+		vqf_req_add_out(req, ver, sizeof(*ver));
+	else
+		req->out_argvar = false;
+	return 0;
+}
+
+int vqf_req_init_getattr(struct vqf_req *req, u64 unique, u64 nodeid,
+			 const struct fuse_getattr_in *in,
+			 struct fuse_attr_out *out)
+{
+	vqf_req_init(req, FUSE_GETATTR, nodeid, unique);
+	vqf_req_add_in(req, in, sizeof(*in));
+	vqf_req_add_out(req, out, sizeof(*out));
+	return 0;
+}
+
+int vqf_req_init_read(struct vqf_req *req, u32 opcode, u64 unique,
+		      u64 nodeid, const struct fuse_read_in *in,
+		      const struct vqf_page_desc *pv, u32 nr, bool zeroing)
+{
+	if (opcode != FUSE_READ && opcode != FUSE_READDIR &&
+	    opcode != FUSE_READDIRPLUS)
+		return -EINVAL;
+	vqf_req_init(req, opcode, nodeid, unique);
+	vqf_req_add_in(req, in, sizeof(*in));
+	return vqf_req_set_out_pages(req, pv, nr, in->size, zeroing);
+}
+
+int vqf_req_init_write(struct vqf_req *req, u64 unique, u64 nodeid,
+		       const struct fuse_write_in *in,
+		       const struct vqf_page_desc *pv, u32 nr,
+		       struct fuse_write_out *out)
+{
+	vqf_req_init(req, FUSE_WRITE, nodeid, unique);
+	vqf_req_add_in(req, in, sizeof(*in));
+	vqf_req_set_in_pages(req, pv, nr, in->size);
+	vqf_req_add_out(req, out, sizeof(*out));
+	return 0;
+}
