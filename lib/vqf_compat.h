@@ -25,6 +25,7 @@
 #include <linux/string.h>
 #include <linux/bug.h>
 #include <linux/minmax.h>
+#include <linux/atomic.h>
 #include <asm/barrier.h>
 #include <asm/byteorder.h>
 #include <linux/fuse.h>
@@ -32,6 +33,24 @@
 #include <linux/virtio_fs.h>
 
 #define VQF_WARN_ON(cond)	WARN_ON_ONCE(cond)
+
+/*
+ * 64-bit read-modify-write on plain memory (a counter in a caller-owned
+ * stats struct, a slot in a shared table).  atomic64_t is { s64 counter; },
+ * so the cast is layout-exact; 64-bit architectures only, where atomic64_*
+ * are real instructions and therefore also atomic against another VM.
+ */
+static inline s64 vqf_atomic64_add_return(s64 *p, s64 v)
+{
+	/* Fully ordered, like every value-returning atomic. */
+	return atomic64_add_return(v, (atomic64_t *)p);
+}
+
+static inline void vqf_stat_inc(u64 *p)
+{
+	/* Unordered: a statistic orders nothing. */
+	atomic64_inc((atomic64_t *)p);
+}
 
 #else /* !__KERNEL__ */
 
@@ -95,6 +114,18 @@ typedef __s64 s64;
 #define virt_mb()	smp_mb()
 #define virt_rmb()	smp_rmb()
 #define virt_wmb()	smp_wmb()
+
+/* Same contract as the kernel branch: fully ordered RMW, relaxed counter. */
+static inline s64 vqf_atomic64_add_return(s64 *p, s64 v)
+{
+	return atomic_fetch_add_explicit((_Atomic s64 *)p, v,
+					 memory_order_seq_cst) + v;
+}
+
+static inline void vqf_stat_inc(u64 *p)
+{
+	atomic_fetch_add_explicit((_Atomic u64 *)p, 1, memory_order_relaxed);
+}
 
 #ifdef VQF_DEBUG
 #define VQF_WARN_ON(cond)	({ bool __c = !!(cond); assert(!__c); __c; })
