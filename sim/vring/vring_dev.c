@@ -261,10 +261,12 @@ static int dev_indirect(struct vqf_vring_dev *dev, struct vqf_chain *c,
 		return -E2BIG;
 	if (unlikely(addr + len - 1 < addr))
 		return -EOVERFLOW;
-	/* A table inside one region is read in place; one that crosses
-	 * regions is copied an entry at a time.
+	/* An aligned table inside one region is read in place; one that
+	 * crosses regions or is misaligned (the spec does not forbid it) is
+	 * copied an entry at a time.
 	 */
-	tab = vqf_gmem_ptr(dev->mem, addr, len);
+	tab = VQF_IS_ALIGNED(addr, 16) ? vqf_gmem_ptr(dev->mem, addr, len) :
+					 NULL;
 	if (!tab && !dev_mapped(dev->mem, addr, len))
 		return -EFAULT;
 	c->indirect = true;

@@ -332,6 +332,16 @@ static void test_direct_then_indirect(void **state)
 	assert_int_equal(vqf_vring_dev_pop(f.dev, &f.c), 1);
 	assert_int_equal(f.c.nr_rd, 2);
 	assert_int_equal(f.seg[1].gpa, BUF_GPA + 4);
+
+	/* A misaligned table is legal too; it is copied, not read in place. */
+	memcpy(f.buf1 + 3, &(struct vring_desc){ BUF_GPA + 8, 4, 0, 0 }, 16);
+	f.desc[4] = (struct vring_desc){ BUF_GPA + 3, 16, VRING_DESC_F_INDIRECT,
+					 0 };
+	f.avail->ring[2] = 4;
+	f.avail->idx = 3;
+	assert_int_equal(vqf_vring_dev_pop(f.dev, &f.c), 1);
+	assert_int_equal(f.c.nr_rd, 1);
+	assert_int_equal(f.seg[0].gpa, BUF_GPA + 8);
 	fx_fini(&f);
 }
 
