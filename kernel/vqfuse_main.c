@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vqfuse_main.c - module entry: the virtio driver and the filesystem type.
+ *
+ * The driver matches every VIRTIO_ID_FS device, exactly like the in-tree
+ * virtiofs: whichever of the two is loaded first binds a device.  To put a
+ * device under the other driver, unbind it through sysfs
+ * (/sys/bus/virtio/drivers/<driver>/unbind) and bind it to the other.
+ */
+#include <linux/module.h>
+#include <linux/virtio.h>
+#include "vqfuse.h"
+
+static int __init vqf_init(void)
+{
+	int ret;
+
+	ret = vqf_stats_init();
+	if (ret < 0)
+		return ret;
+	ret = register_virtio_driver(&vqf_virtio_driver);
+	if (ret < 0)
+		goto out_stats;
+	ret = register_filesystem(&vqf_fs_type);
+	if (ret < 0)
+		goto out_driver;
+	return 0;
+
+out_driver:
+	unregister_virtio_driver(&vqf_virtio_driver);
+out_stats:
+	vqf_stats_exit();
+	return ret;
+}
+module_init(vqf_init);
+
+static void __exit vqf_exit(void)
+{
+	unregister_filesystem(&vqf_fs_type);
+	unregister_virtio_driver(&vqf_virtio_driver);
+	vqf_stats_exit();
+}
+module_exit(vqf_exit);
+
+MODULE_DESCRIPTION("vqfuse: virtio-fs transport built from a portable core");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_FS("vqfuse");
+MODULE_SOFTDEP("pre: fuse");

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vqfuse_super.c - filesystem type "vqfuse": mount a virtio-fs tag.
+ *
+ *   mount -t vqfuse TAG /mnt [-o dax=never]
+ *
+ * Options and defaults are upstream virtiofs's.  There is no DAX window
+ * yet: "dax" and "dax=always" are refused, "dax=inode" (the default) and
+ * "dax=never" both mean no DAX.
+ */
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/slab.h>
+#include <linux/virtio.h>
+#include "fuse_i.h"
+#include "vqfuse.h"
+
+/* sg elements of a request besides its pages (see fc->max_pages_limit). */
+#define VQF_HEADER_OVERHEAD	4
+
+static const struct constant_table vqf_dax_enums[] = {
+	{ "always",	FUSE_DAX_ALWAYS },
+	{ "never",	FUSE_DAX_NEVER },
+	{ "inode",	FUSE_DAX_INODE_USER },
+	{}
+};
+
+enum {
+	OPT_DAX,
+	OPT_DAX_ENUM,
+};
+
+static const struct fs_parameter_spec vqf_fs_parameters[] = {
+	fsparam_flag("dax", OPT_DAX),
+	fsparam_enum("dax", OPT_DAX_ENUM, vqf_dax_enums),
+	{}
+};
+
+static int vqf_parse_param(struct fs_context *fsc, struct fs_parameter *param)
+{
+	struct fuse_fs_context *ctx = fsc->fs_private;
+	struct fs_parse_result result;
+	int opt;
+
+	opt = fs_parse(fsc, vqf_fs_parameters, param, &result);
+	if (opt < 0)
+		return opt;
+	switch (opt) {
+	case OPT_DAX:
+		ctx->dax_mode = FUSE_DAX_ALWAYS;
+		break;
+	case OPT_DAX_ENUM:
+		ctx->dax_mode = result.uint_32;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ctx->dax_mode == FUSE_DAX_ALWAYS)
+		return invalf(fsc, "vqfuse: no DAX window support yet");
+	return 0;
+}
+
+static void vqf_free_fsc(struct fs_context *fsc)
+{
+	kfree(fsc->fs_private);
+}
+
+static void vqf_ctx_set_defaults(struct fuse_fs_context *ctx)
+{
+	ctx->rootmode = S_IFDIR;
+	ctx->default_permissions = 1;
+	ctx->allow_other = 1;
+	ctx->max_read = UINT_MAX;
+	ctx->blksize = 512;
+	ctx->destroy = true;
+	ctx->no_control = true;
+	ctx->no_force_umount = true;
+}
+
+static int vqf_fill_super(struct super_block *sb, struct fs_context *fsc)
+{
+	struct fuse_mount *fm = get_fuse_mount_super(sb);
+	struct fuse_conn *fc = fm->fc;
+	struct vqf_kfs *fs = fc->iq.priv;
+	struct fuse_fs_context *ctx = fsc->fs_private;
+	unsigned int i;
+	int err;
+
+	vqf_ctx_set_defaults(ctx);
+	mutex_lock(&vqf_mutex);
+
+	/* ->remove() may have run since get_tree found the tag. */
+	err = -EINVAL;
+	if (list_empty(&fs->list)) {
+		pr_info("vqfuse: tag <%s> gone\n", fs->tag);
+		goto err;
+	}
+
+	err = -ENOMEM;
+	for (i = 0; i < fs->nvqs; i++) {
+		fs->vqs[i].fud = fuse_dev_alloc();
+		if (!fs->vqs[i].fud)
+			goto err_free_fuse_devs;
+	}
+
+	/* vqfuse installs its own fuse devices, one per virtqueue. */
+	ctx->fudptr = NULL;
+	ctx->dax_dev = NULL;
+	err = fuse_fill_super_common(sb, ctx);
+	if (err < 0)
+		goto err_free_fuse_devs;
+
+	for (i = 0; i < fs->nvqs; i++)
+		fuse_dev_install(fs->vqs[i].fud, fc);
+
+	/* A previous unmount stopped the queues. */
+	vqf_set_fiq(fs, &fc->iq);
+	vqf_start_all_queues(fs);
+	fuse_send_init(fm);
+	mutex_unlock(&vqf_mutex);
+	return 0;
+
+err_free_fuse_devs:
+	vqf_free_devs(fs);
+err:
+	mutex_unlock(&vqf_mutex);
+	return err;
+}
+
+static void vqf_conn_destroy(struct fuse_mount *fm)
+{
+	struct fuse_conn *fc = fm->fc;
+	struct vqf_kfs *fs = fc->iq.priv;
+
+	/* Pending FORGETs go out, then hiprio stops before DESTROY. */
+	vqf_stop_hiprio(fs);
+	vqf_drain_all_queues(fs);
+
+	fuse_conn_destroy(fm);
+
+	/*
+	 * DESTROY has been answered.  Stop and drain again, then free the
+	 * fuse devices: their conn references drop, and with the last one
+	 * ->release() drops the conn's reference on fs.
+	 */
+	vqf_stop_all_queues(fs);
+	vqf_drain_all_queues(fs);
+	vqf_set_fiq(fs, NULL);
+	vqf_free_devs(fs);
+}
+
+static void vqf_kill_sb(struct super_block *sb)
+{
+	struct fuse_mount *fm = get_fuse_mount_super(sb);
+
+	/* A failed mount comes here without a root. */
+	if (sb->s_root && fuse_mount_remove(fm))
+		vqf_conn_destroy(fm);
+	kill_anon_super(sb);
+	fuse_mount_destroy(fm);
+}
+
+static int vqf_test_super(struct super_block *sb, struct fs_context *fsc)
+{
+	struct fuse_mount *fsc_fm = fsc->s_fs_info;
+	struct fuse_mount *sb_fm = get_fuse_mount_super(sb);
+
+	return fsc_fm->fc->iq.priv == sb_fm->fc->iq.priv;
+}
+
+static int vqf_get_tree(struct fs_context *fsc)
+{
+	struct vqf_kfs *fs;
+	struct super_block *sb;
+	struct fuse_conn *fc = NULL;
+	struct fuse_mount *fm;
+	unsigned int vring_size;
+	int err = -EIO;
+
+	if (!fsc->source)
+		return invalf(fsc, "vqfuse: no tag given as source");
+
+	/* The reference goes to fc->iq.priv and is dropped by ->release(). */
+	fs = vqf_find_instance(fsc->source);
+	if (!fs) {
+		pr_info("vqfuse: tag <%s> not found\n", fsc->source);
+		return -EINVAL;
+	}
+
+	vring_size = virtqueue_get_vring_size(fs->vqs[VQF_VQ_REQUEST].vq);
+	if (WARN_ON(vring_size <= VQF_HEADER_OVERHEAD))
+		goto out_err;
+
+	err = -ENOMEM;
+	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
+	if (!fc)
+		goto out_err;
+	fm = kzalloc(sizeof(*fm), GFP_KERNEL);
+	if (!fm)
+		goto out_err;
+
+	fuse_conn_init(fc, fm, fsc->user_ns, &vqf_fiq_ops, fs);
+	fc->release = fuse_free_conn;
+	fc->delete_stale = true;
+	fc->auto_submounts = true;
+	fc->sync_fs = true;
+	/* A request's sg list must fit the ring: FUSE splits bigger I/O. */
+	fc->max_pages_limit = min_t(unsigned int, fc->max_pages_limit,
+				    vring_size - VQF_HEADER_OVERHEAD);
+
+	fsc->s_fs_info = fm;
+	sb = sget_fc(fsc, vqf_test_super, set_anon_super_fc);
+	if (fsc->s_fs_info)
+		fuse_mount_destroy(fm);
+	if (IS_ERR(sb))
+		return PTR_ERR(sb);
+
+	if (!sb->s_root) {
+		err = vqf_fill_super(sb, fsc);
+		if (err) {
+			deactivate_locked_super(sb);
+			return err;
+		}
+		sb->s_flags |= SB_ACTIVE;
+	}
+
+	WARN_ON(fsc->root);
+	fsc->root = dget(sb->s_root);
+	return 0;
+
+out_err:
+	kfree(fc);
+	mutex_lock(&vqf_mutex);
+	vqf_fs_put(fs);
+	mutex_unlock(&vqf_mutex);
+	return err;
+}
+
+static const struct fs_context_operations vqf_context_ops = {
+	.free		= vqf_free_fsc,
+	.parse_param	= vqf_parse_param,
+	.get_tree	= vqf_get_tree,
+};
+
+static int vqf_init_fs_context(struct fs_context *fsc)
+{
+	struct fuse_fs_context *ctx;
+
+	if (fsc->purpose == FS_CONTEXT_FOR_SUBMOUNT)
+		return fuse_init_fs_context_submount(fsc);
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	fsc->fs_private = ctx;
+	fsc->ops = &vqf_context_ops;
+	return 0;
+}
+
+struct file_system_type vqf_fs_type = {
+	.owner		= THIS_MODULE,
+	.name		= "vqfuse",
+	.init_fs_context = vqf_init_fs_context,
+	.kill_sb	= vqf_kill_sb,
+};
