@@ -9,6 +9,8 @@
  * that sets up struct lo_data is redone in vqf_ptll_new().
  */
 #define HAVE_COPY_FILE_RANGE 1
+#define HAVE_FALLOCATE 1
+#define HAVE_POSIX_FALLOCATE 1
 #define main vqf_ptll_example_main
 #include "passthrough_ll.c"
 #undef main

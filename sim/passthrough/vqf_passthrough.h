@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_passthrough.h - vqfuse's passthrough filesystem: a host directory
+ * served to an untrusted guest through the libfuse3 low-level API.
+ *
+ * Modelled on virtiofsd, not on a path-string design: every inode the
+ * guest knows is an O_PATH file descriptor, names are resolved one
+ * component at a time relative to it (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, O_NOFOLLOW), and the few
+ * operations that need a real open file reopen the O_PATH fd through
+ * /proc/self/fd after checking its type.  Nodeids and file handles are
+ * table indices with a generation, checked on every use: a forged or stale
+ * number is refused, never turned into a pointer.  Each refusal is counted
+ * in struct vqf_pt_stats.  See docs/backend.md.
+ */
+#ifndef VQF_PASSTHROUGH_H
+#define VQF_PASSTHROUGH_H
+
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum vqf_pt_io_mode {
+	VQF_PT_IO_AUTO = 0,	/* io_uring if it works here, else pread */
+	VQF_PT_IO_URING,	/* io_uring or vqf_pt_new() fails */
+	VQF_PT_IO_PREAD,	/* pread/pwrite only */
+};
+
+struct vqf_pt_config {
+	const char *source;	/* the shared directory */
+	double timeout;		/* entry/attr validity in s (0: cache=none) */
+	enum vqf_pt_io_mode io;	/* env VQF_PT_IO=pread forces PREAD */
+	/* Reads/writes of at least this many bytes go through io_uring, cut
+	 * into io_chunk pieces submitted together (0: 128 KiB / 32 KiB). */
+	size_t uring_min;
+	size_t io_chunk;
+};
+
+/* Every refused guest attempt lands in exactly one refused_* counter. */
+struct vqf_pt_stats {
+	uint64_t refused_name_slash;	/* -EINVAL: '/' in a name */
+	uint64_t refused_name_dot;	/* -EPERM: "." or ".." as a name */
+	uint64_t refused_name_empty;	/* -ENOENT: empty name */
+	uint64_t refused_name_long;	/* -ENAMETOOLONG: > NAME_MAX */
+	uint64_t refused_forged_nodeid;	/* -EBADF: never issued */
+	uint64_t refused_stale_nodeid;	/* -ESTALE: issued, then forgotten */
+	uint64_t refused_bad_fh;	/* -EBADF: forged/stale/foreign fh */
+	uint64_t refused_not_dir;	/* -ENOTDIR: parent is no directory */
+	uint64_t refused_symlink;	/* -ELOOP: open/create through one */
+	uint64_t refused_special;	/* -EPERM: open of device/fifo/socket */
+	uint64_t refused_mknod_dev;	/* -EPERM: mknod of a device node */
+	uint64_t refused_flags;		/* -EINVAL: rename/setattr flags */
+	uint64_t uring_ios;		/* reads+writes through io_uring */
+	uint64_t sync_ios;		/* ...through pread/pwrite */
+	uint64_t inodes;		/* now in the table (root included) */
+	uint64_t files;			/* open file/dir handles now */
+};
+
+struct vqf_pt;
+
+/*
+ * Opens @cfg->source and returns the filesystem, whose address is the
+ * userdata to give vqf_backend_new() with vqf_pt_ops().  Sets the process
+ * umask to 0, as virtiofsd does: the guest has applied its own.
+ * Returns NULL with errno: ENOTDIR, what open() failed with, ENOMEM, or
+ * ENOSYS when VQF_PT_IO_URING was asked and io_uring is unavailable.
+ */
+struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg);
+
+/* Closes everything.  The backend using it must be freed first. */
+void vqf_pt_free(struct vqf_pt *pt);
+
+const struct fuse_lowlevel_ops *vqf_pt_ops(size_t *op_size);
+
+void vqf_pt_get_stats(struct vqf_pt *pt, struct vqf_pt_stats *out);
+
+/* Whether data I/O goes through io_uring (detected at vqf_pt_new()). */
+bool vqf_pt_uses_uring(struct vqf_pt *pt);
+
+#endif /* VQF_PASSTHROUGH_H */
