@@ -81,13 +81,15 @@ static const struct vqf_fuse_op vqf_fuse_ops[] = {
 		.out = { A_DATA(VQF_SYMLINK_MAX, VQF_ARGF_PAGES, "target") },
 	},
 	[FUSE_SYMLINK] = {
-		.opcode = FUSE_SYMLINK, .name = "SYMLINK", .flags = RQ | ENTRYVER,
+		.opcode = FUSE_SYMLINK, .name = "SYMLINK",
+		.flags = RQ | ENTRYVER | VQF_OPF_EXT,
 		.nr_in = 2,
 		.in = { NAME_ARG("name"), A_NAME(VQF_SYMLINK_MAX, "target") },
 		.nr_out = 2, .out = { ENTRY_OUT, A_ENTRYVER },
 	},
 	[FUSE_MKNOD] = {
-		.opcode = FUSE_MKNOD, .name = "MKNOD", .flags = RQ | ENTRYVER,
+		.opcode = FUSE_MKNOD, .name = "MKNOD",
+		.flags = RQ | ENTRYVER | VQF_OPF_EXT,
 		.nr_in = 2,
 		.in = { A_FIXED_COMPAT(fuse_mknod_in, FUSE_COMPAT_MKNOD_IN_SIZE,
 				       "mknod_in"),
@@ -95,7 +97,8 @@ static const struct vqf_fuse_op vqf_fuse_ops[] = {
 		.nr_out = 2, .out = { ENTRY_OUT, A_ENTRYVER },
 	},
 	[FUSE_MKDIR] = {
-		.opcode = FUSE_MKDIR, .name = "MKDIR", .flags = RQ | ENTRYVER,
+		.opcode = FUSE_MKDIR, .name = "MKDIR",
+		.flags = RQ | ENTRYVER | VQF_OPF_EXT,
 		.nr_in = 2,
 		.in = { A_FIXED(fuse_mkdir_in, "mkdir_in"), NAME_ARG("name") },
 		.nr_out = 2, .out = { ENTRY_OUT, A_ENTRYVER },
@@ -246,7 +249,8 @@ static const struct vqf_fuse_op vqf_fuse_ops[] = {
 		.nr_in = 1, .in = { A_FIXED(fuse_access_in, "access_in") },
 	},
 	[FUSE_CREATE] = {
-		.opcode = FUSE_CREATE, .name = "CREATE", .flags = RQ | ENTRYVER,
+		.opcode = FUSE_CREATE, .name = "CREATE",
+		.flags = RQ | ENTRYVER | VQF_OPF_EXT,
 		.nr_in = 2,
 		.in = { A_FIXED(fuse_create_in, "create_in"),
 			NAME_ARG("name") },

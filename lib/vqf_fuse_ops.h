@@ -105,6 +105,12 @@ struct vqf_arg_shape {
 #define VQF_OPF_IN_PAGES	0x40	/* Linux puts the last in arg in pages */
 #define VQF_OPF_OUT_PAGES	0x80	/* Linux puts the last out arg in pages */
 #define VQF_OPF_SETXATTR_EXT	0x100	/* in[0] is short without SETXATTR_EXT */
+/*
+ * May carry a request extension (FUSE_SECURITY_CTX) as one more in arg
+ * after those listed, of fuse_in_header.total_extlen * 8 bytes (Linux 6.1
+ * fs/fuse/dir.c get_create_ext()).
+ */
+#define VQF_OPF_EXT		0x200
 
 /**
  * struct vqf_fuse_op - argument shapes of one opcode

@@ -102,6 +102,15 @@ int vqf_req_check(const struct vqf_req *req)
 		return -EINVAL;
 	if (req->out_argvar && req->out_numargs == 0)
 		return -EINVAL;
+	if (req->in_ext) {
+		u32 sz;
+
+		if (!req->in_numargs || req->in_pages)
+			return -EINVAL;
+		sz = req->in_args[req->in_numargs - 1].size;
+		if (!VQF_IS_ALIGNED(sz, 8) || sz / 8 > 0xffff)
+			return -EINVAL;
+	}
 	/* in_h.len and out_h.len are u32: everything must fit in one. */
 	total = IN_H_SIZE + linear_len(req, true) + page_arg_size(req, true);
 	if (total > 0xffffffffULL)
@@ -177,6 +186,9 @@ int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
 		off += req->in_args[i].size;
 	}
 	req->in_h.len = IN_H_SIZE + off + page_arg_size(req, true);
+	if (req->in_ext)
+		req->in_h.total_extlen =
+			req->in_args[req->in_numargs - 1].size / 8;
 	return 0;
 }
 
@@ -387,6 +399,141 @@ int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
 	if (stats)
 		stats->ok++;
 	return 0;
+}
+
+static bool name_ok(const struct vqf_arg_shape *sh, const struct vqf_in_arg *a)
+{
+	const char *v = a->value;
+
+	if (a->size < 2 || (sh->max && a->size > sh->max) || !v)
+		return false;
+	return v[a->size - 1] == '\0' && !memchr(v, '\0', a->size - 1);
+}
+
+static int check_in_shape(const struct vqf_req *req,
+			  const struct vqf_fuse_op *op, u32 minor,
+			  bool setxattr_ext)
+{
+	unsigned int n = req->in_numargs - (req->in_ext ? 1 : 0), i;
+	unsigned int nr_in = op->nr_in;
+	const struct vqf_in_arg *in0 = &req->in_args[0];
+	u64 count;
+
+	if (req->in_ext && !(op->flags & VQF_OPF_EXT))
+		return -EINVAL;
+	if (n + 1 == nr_in && n && !req->in_pages &&
+	    op->in[n].kind == VQF_ARG_PAYLOAD) {
+		/* A payload may be left out when its count is 0. */
+		if (vqf_fuse_arg_count(&op->in[n], in0->value, in0->size,
+				       &count) || count)
+			return -EINVAL;
+	} else if (n != nr_in) {
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct vqf_arg_shape *sh = &op->in[i];
+		const struct vqf_in_arg *a = &req->in_args[i];
+		bool in_pages = req->in_pages && i + 1 == req->in_numargs;
+
+		switch (sh->kind) {
+		case VQF_ARG_FIXED:
+			if (in_pages || a->size !=
+			    vqf_fuse_op_in_fixed_size(op, minor, setxattr_ext))
+				return -EINVAL;
+			break;
+		case VQF_ARG_NAME:
+			if (in_pages || !name_ok(sh, a))
+				return -EINVAL;
+			break;
+		case VQF_ARG_PAYLOAD:
+		case VQF_ARG_ARRAY:
+			if (vqf_fuse_arg_count(sh, in0->value, in0->size,
+					       &count))
+				return -EINVAL;
+			if (sh->kind == VQF_ARG_ARRAY) {
+				if (sh->max && count > sh->max)
+					return -EINVAL;
+				count *= sh->size;
+			} else if (sh->max && count > sh->max) {
+				return -EINVAL;
+			}
+			if (a->size != count)
+				return -EINVAL;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int check_out_shape(const struct vqf_req *req,
+			   const struct vqf_fuse_op *op, u32 minor)
+{
+	const struct vqf_in_arg *in0 = &req->in_args[0];
+	unsigned int n = req->out_numargs, nr_out = op->nr_out, i;
+	bool argvar = op->flags & VQF_OPF_OUT_ARGVAR;
+	u64 count;
+
+	if (op->flags & VQF_OPF_XATTR_PROBE) {
+		if (vqf_fuse_arg_count(&op->out[0], in0->value, in0->size,
+				       &count))
+			return -EINVAL;
+		if (!count)
+			return n == 1 && !req->out_argvar && !req->out_pages &&
+			       req->out_args[0].size == op->out_probe.size ?
+			       0 : -EINVAL;
+	}
+	if (n + 1 == nr_out &&
+	    (op->out[n].flags & VQF_ARGF_OPTIONAL))
+		argvar = false;
+	else if (n != nr_out)
+		return -EINVAL;
+	if (req->out_argvar != argvar)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct vqf_arg_shape *sh = &op->out[i];
+		u32 size = req->out_args[i].size;
+		bool in_pages = req->out_pages && i + 1 == n;
+
+		if (sh->kind == VQF_ARG_FIXED) {
+			u32 want = i ? sh->size :
+				   vqf_fuse_op_out_fixed_size(op, minor);
+
+			if (in_pages || size != want)
+				return -EINVAL;
+			continue;
+		}
+		/* VQF_ARG_DATA */
+		if (sh->max && size > sh->max)
+			return -EINVAL;
+		if (sh->count_width) {
+			if (vqf_fuse_arg_count(sh, in0->value, in0->size,
+					       &count) || size > count)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int vqf_req_check_shape(const struct vqf_req *req, u32 minor,
+			bool setxattr_ext)
+{
+	const struct vqf_fuse_op *op;
+	int ret;
+
+	ret = vqf_req_check(req);
+	if (ret)
+		return ret;
+	op = vqf_fuse_op(req->in_h.opcode);
+	if (!op)
+		return -EOPNOTSUPP;
+	if (req->noreply != !!(op->flags & VQF_OPF_NOREPLY))
+		return -EINVAL;
+	ret = check_in_shape(req, op, minor, setxattr_ext);
+	if (ret)
+		return ret;
+	return check_out_shape(req, op, minor);
 }
 
 int vqf_req_init(struct vqf_req *req, u32 opcode, u64 nodeid, u64 unique)

@@ -77,6 +77,9 @@ struct vqf_out_arg {
  *	set to the bytes actually received.
  * @page_zeroing: with @out_pages, zero what the reply did not fill in every
  *	out page desc (through vqf_page_ops.zero).
+ * @in_ext: the last in arg is a request extension block (FUSE_SECURITY_CTX,
+ *	opcodes with VQF_OPF_EXT); vqf_req_to_argbuf() sets
+ *	in_h.total_extlen to its size / 8, as Linux 6.1 does.
  * @in_args: in args, wire order.
  * @out_args: out args, wire order.
  * @in_pv: page descs for the in pages; @nr_in_pv of them.
@@ -93,6 +96,7 @@ struct vqf_req {
 	bool noreply;
 	bool out_argvar;
 	bool page_zeroing;
+	bool in_ext;
 	struct vqf_in_arg in_args[VQF_REQ_MAX_IN];
 	struct vqf_out_arg out_args[VQF_REQ_MAX_OUT];
 	const struct vqf_page_desc *in_pv;
@@ -169,11 +173,36 @@ struct vqf_req_stats {
  * in_pages/out_pages without an arg to hold them, page descs that do not
  * cover the page arg's size or whose offset + length wraps, page zeroing
  * without out pages, out args on a noreply request, sizes whose sum does
- * not fit in a u32, NULL values for non-empty args.
+ * not fit in a u32, NULL values for non-empty args, an extension block in
+ * pages or not a multiple of 8 bytes (or above 0xffff * 8).
  *
  * Return: 0, or -EINVAL.
  */
 int vqf_req_check(const struct vqf_req *req);
+
+/**
+ * vqf_req_check_shape() - check @req against the opcode table
+ * @req: request with its args set (before or after vqf_req_to_argbuf()).
+ * @minor: negotiated FUSE minor (0 = newest), for compat sizes.
+ * @setxattr_ext: FUSE_SETXATTR_EXT was negotiated.
+ *
+ * A guest-side self-check for tests and debug builds: what the device
+ * parser would refuse, caught before sending.  Reads the in-arg values
+ * (caller memory; names are scanned for their NUL).  Rules: arg counts as
+ * the table says (an OPTIONAL last out arg may be left out; a PAYLOAD last
+ * in arg whose count is 0 may be left out, as Linux does for IOCTL; one
+ * more in arg with @in_ext on VQF_OPF_EXT opcodes); noreply and out_argvar
+ * as the table implies; FIXED args of the (compat) size; names non-empty,
+ * within their max and NUL-terminated exactly at their end; PAYLOAD and
+ * ARRAY sizes equal to their count field (ARRAY count within max); DATA
+ * out args within their bound; XATTR_PROBE requests with size 0 asking
+ * for fuse_getxattr_out.
+ *
+ * Return: 0; -EOPNOTSUPP for an opcode not in the table; -EINVAL if
+ * vqf_req_check() fails or any rule above is broken.
+ */
+int vqf_req_check_shape(const struct vqf_req *req, u32 minor,
+			bool setxattr_ext);
 
 /**
  * vqf_req_sg_count() - elements vqf_req_build_sg() will produce
