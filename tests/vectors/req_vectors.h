@@ -368,8 +368,8 @@ static const struct vqf_req_vector vqf_req_vectors[] = {
 		.used_len = 24, .oh_len = 24, .err = -EOVERFLOW,
 	},
 	{
-		.name = "destroy error ENOSYS", .opcode = FUSE_DESTROY,
-		.used_len = 16, .oh_len = 16, .oh_error = -ENOSYS,
+		.name = "destroy error EACCES", .opcode = FUSE_DESTROY,
+		.used_len = 16, .oh_len = 16, .oh_error = -EACCES,
 	},
 	{
 		.name = "unlink, no out args", .opcode = FUSE_UNLINK,
