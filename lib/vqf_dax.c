@@ -1,0 +1,981 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vqf_dax.c - DAX window range allocator and reclaim (see vqf_dax.h for
+ * the states and the locking protocol; the comments here name which rule
+ * a step relies on).
+ */
+#include "vqf_dax.h"
+
+#define DAX_U32_MAX	0xffffffffU
+#define DAX_U64_MAX	(~0ULL)
+
+/* ---- private list ---- */
+
+static void dl_init(struct vqf_dax_link *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+static bool dl_empty(const struct vqf_dax_link *h)
+{
+	return h->next == h;
+}
+
+static void dl_del(struct vqf_dax_link *e)
+{
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+	e->next = e;
+	e->prev = e;
+}
+
+static void dl_add_tail(struct vqf_dax_link *e, struct vqf_dax_link *h)
+{
+	e->prev = h->prev;
+	e->next = h;
+	h->prev->next = e;
+	h->prev = e;
+}
+
+static void dl_move_tail(struct vqf_dax_link *e, struct vqf_dax_link *h)
+{
+	dl_del(e);
+	dl_add_tail(e, h);
+}
+
+static struct vqf_dax_range *link_range(struct vqf_dax_link *l)
+{
+	return (struct vqf_dax_range *)((char *)l -
+					offsetof(struct vqf_dax_range, link));
+}
+
+static struct vqf_dax_range *itn_range(struct vqf_itree_node *n)
+{
+	return n ? vqf_itree_entry(n, struct vqf_dax_range, itn) : NULL;
+}
+
+/* ---- lock shorthands ---- */
+
+static void w_lock(struct vqf_dax_window *w)
+{
+	w->ops->window_lock(w);
+}
+
+static void w_unlock(struct vqf_dax_window *w)
+{
+	w->ops->window_unlock(w);
+}
+
+static void m_lock(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		   bool excl)
+{
+	w->ops->map_lock(w, di, excl);
+}
+
+static void m_unlock(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		     bool excl)
+{
+	w->ops->map_unlock(w, di, excl);
+}
+
+/* Bump a counter of w->stats under W. */
+static void dax_count(struct vqf_dax_window *w, u64 *counter)
+{
+	w_lock(w);
+	(*counter)++;
+	w_unlock(w);
+}
+
+/* ---- request in-args ---- */
+
+void vqf_dax_fill_setupmapping(struct fuse_setupmapping_in *in, u64 fh,
+			       u64 foffset, u64 len, u64 moffset,
+			       bool writable)
+{
+	memset(in, 0, sizeof(*in));
+	in->fh = fh;
+	in->foffset = foffset;
+	in->len = len;
+	/* A writable mapping must be readable too: mmap has no write-only. */
+	in->flags = FUSE_SETUPMAPPING_FLAG_READ;
+	if (writable)
+		in->flags |= FUSE_SETUPMAPPING_FLAG_WRITE;
+	in->moffset = moffset;
+}
+
+void vqf_dax_fill_removemapping_in(struct fuse_removemapping_in *in,
+				   u32 count)
+{
+	memset(in, 0, sizeof(*in));
+	in->count = count;
+}
+
+void vqf_dax_fill_removemapping_one(struct fuse_removemapping_one *one,
+				    u64 moffset, u64 len)
+{
+	memset(one, 0, sizeof(*one));
+	one->moffset = moffset;
+	one->len = len;
+}
+
+/* ---- setup ---- */
+
+u32 vqf_dax_nr_ranges(u64 window_size, u64 range_size)
+{
+	u64 n;
+
+	if (!VQF_IS_POW2(range_size) || range_size < PAGE_SIZE)
+		return 0;
+	n = window_size / range_size;
+	if (n > DAX_U32_MAX)
+		return 0;
+	return (u32)n;
+}
+
+static bool dax_ops_complete(const struct vqf_dax_ops *o)
+{
+	return o && o->window_lock && o->window_unlock && o->map_lock &&
+	       o->map_unlock && o->inode_lock && o->inode_trylock &&
+	       o->inode_unlock && o->inode_get && o->inode_put &&
+	       o->kick_reclaim && o->wake_free && o->wait_free &&
+	       o->send_setupmapping && o->send_removemapping;
+}
+
+int vqf_dax_window_init(struct vqf_dax_window *w,
+			const struct vqf_dax_config *cfg,
+			struct vqf_dax_range *ranges, u32 nr_alloc,
+			const struct vqf_dax_ops *ops, void *priv)
+{
+	u64 rsize = cfg->range_size ? cfg->range_size :
+		    1ULL << VQF_DAX_RANGE_SHIFT_DEFAULT;
+	u32 pct = cfg->reclaim_pct ? cfg->reclaim_pct :
+		  VQF_DAX_RECLAIM_PCT_DEFAULT;
+	u64 n, thr;
+	u32 i;
+
+	if (!dax_ops_complete(ops) || pct > 100 || !VQF_IS_POW2(rsize) ||
+	    rsize < PAGE_SIZE)
+		return -EINVAL;
+	n = vqf_dax_nr_ranges(cfg->window_size, rsize);
+	if (!n)
+		return -ENOSPC;
+	if (nr_alloc < n)
+		return -ENOBUFS;
+
+	memset(w, 0, sizeof(*w));
+	w->ops = ops;
+	w->priv = priv;
+	w->ranges = ranges;
+	w->nr_ranges = (u32)n;
+	w->range_shift = (u32)__builtin_ctzll(rsize);
+	thr = n * pct / 100;
+	w->free_threshold = thr ? (u32)thr : 1;
+	w->reclaim_chunk = cfg->reclaim_chunk ? cfg->reclaim_chunk :
+			   VQF_DAX_RECLAIM_CHUNK_DEFAULT;
+	w->direct_retries = cfg->direct_retries ? cfg->direct_retries :
+			    VQF_DAX_DIRECT_RETRIES_DEFAULT;
+	dl_init(&w->free_list);
+	dl_init(&w->busy_list);
+	for (i = 0; i < n; i++) {
+		struct vqf_dax_range *r = &ranges[i];
+
+		memset(r, 0, sizeof(*r));
+		r->moffset = (u64)i << w->range_shift;
+		r->state = VQF_DAX_FREE;
+		dl_add_tail(&r->link, &w->free_list);
+	}
+	w->nr_free = (u32)n;
+	return 0;
+}
+
+void vqf_dax_inode_init(struct vqf_dax_inode *di, u64 nodeid, u64 fh)
+{
+	vqf_itree_init(&di->tree);
+	di->nodeid = nodeid;
+	di->fh = fh;
+}
+
+void vqf_dax_stats_read(struct vqf_dax_window *w, struct vqf_dax_stats *out)
+{
+	w_lock(w);
+	*out = w->stats;
+	w_unlock(w);
+}
+
+/* ---- state transitions, all under W ---- */
+
+static void dax_kick_if_low_locked(struct vqf_dax_window *w,
+				   unsigned int delay_ms)
+{
+	if (w->nr_free < w->free_threshold)
+		w->ops->kick_reclaim(w, delay_ms);
+}
+
+/* FREE -> DETACHED; NULL if none.  Falling low kicks the worker. */
+static struct vqf_dax_range *dax_take_free_locked(struct vqf_dax_window *w)
+{
+	struct vqf_dax_range *r = NULL;
+
+	if (!dl_empty(&w->free_list)) {
+		r = link_range(w->free_list.next);
+		dl_del(&r->link);
+		r->state = VQF_DAX_DETACHED;
+		WRITE_ONCE(w->nr_free, w->nr_free - 1);
+	}
+	dax_kick_if_low_locked(w, 0);
+	return r;
+}
+
+/* DETACHED -> FREE, waking a waiter. */
+static void dax_put_free_locked(struct vqf_dax_window *w,
+				struct vqf_dax_range *r)
+{
+	r->inode = NULL;
+	r->writable = false;
+	r->refcnt = 0;
+	r->state = VQF_DAX_FREE;
+	dl_add_tail(&r->link, &w->free_list);
+	WRITE_ONCE(w->nr_free, w->nr_free + 1);
+	w->ops->wake_free(w);
+}
+
+/* DETACHED -> BUSY owned by @di with one reference; M(di) exclusive. */
+static void dax_make_busy_locked(struct vqf_dax_window *w,
+				 struct vqf_dax_range *r,
+				 struct vqf_dax_inode *di)
+{
+	r->inode = di;
+	r->refcnt = 1;
+	r->state = VQF_DAX_BUSY;
+	dl_add_tail(&r->link, &w->busy_list);
+	w->nr_busy++;
+}
+
+/* BUSY -> DETACHED; M(owner) exclusive (or eviction). */
+static void dax_detach_busy_locked(struct vqf_dax_window *w,
+				   struct vqf_dax_range *r)
+{
+	dl_del(&r->link);
+	w->nr_busy--;
+	r->state = VQF_DAX_DETACHED;
+	r->inode = NULL;
+}
+
+/* ---- references ---- */
+
+/*
+ * Take a reference on BUSY @r and make it most recently used.  M(owner)
+ * held (shared suffices): that is what makes an M-exclusive reclaimer's
+ * refcnt == 0 final.
+ */
+static int dax_ref(struct vqf_dax_window *w, struct vqf_dax_range *r,
+		   bool hit)
+{
+	w_lock(w);
+	if (r->refcnt == DAX_U32_MAX) {
+		w->stats.ref_overflow++;
+		w_unlock(w);
+		return -EOVERFLOW;
+	}
+	r->refcnt++;
+	dl_move_tail(&r->link, &w->busy_list);
+	if (hit)
+		w->stats.hits++;
+	w_unlock(w);
+	return 0;
+}
+
+static void dax_unref(struct vqf_dax_window *w, struct vqf_dax_range *r)
+{
+	w_lock(w);
+	if (!VQF_WARN_ON(!r->refcnt)) {
+		r->refcnt--;
+		/* the worker may have skipped this range while it was used */
+		if (!r->refcnt)
+			dax_kick_if_low_locked(w, 0);
+	}
+	w_unlock(w);
+}
+
+static void dax_fill_map(const struct vqf_dax_window *w,
+			 const struct vqf_dax_range *r, u64 pos,
+			 struct vqf_dax_map *map)
+{
+	u64 off = pos - r->itn.start;
+
+	map->range = (struct vqf_dax_range *)r;
+	map->moffset = r->moffset + off;
+	map->len = vqf_dax_range_size(w) - off;
+	map->writable = r->writable;
+}
+
+void vqf_dax_map_end(struct vqf_dax_window *w, struct vqf_dax_map *map)
+{
+	struct vqf_dax_range *r = map->range;
+
+	if (!r)
+		return;
+	map->range = NULL;
+	dax_unref(w, r);
+}
+
+/* ---- mapping requests ---- */
+
+/* M(di) held. */
+static struct vqf_dax_range *dax_lookup(struct vqf_dax_inode *di, u64 pos)
+{
+	return itn_range(vqf_itree_iter_first(&di->tree, pos, pos));
+}
+
+/* Make @r writable; M(di) exclusive and a reference held. */
+static int dax_upgrade_locked(struct vqf_dax_window *w,
+			      struct vqf_dax_inode *di,
+			      struct vqf_dax_range *r)
+{
+	struct fuse_setupmapping_in in;
+	int ret;
+
+	if (r->writable)	/* someone upgraded while we had no M */
+		return 0;
+	vqf_dax_fill_setupmapping(&in, di->fh, r->itn.start,
+				  vqf_dax_range_size(w), r->moffset, true);
+	ret = w->ops->send_setupmapping(w, di, &in);
+	dax_count(w, ret ? &w->stats.upgrade_errors : &w->stats.upgrades);
+	if (!ret)
+		r->writable = true;
+	return ret;
+}
+
+/*
+ * Tear down BUSY @r of @di: off the lists and out of the tree, then
+ * REMOVEMAPPING.  M(di) exclusive.  Leaves @r DETACHED (the caller frees
+ * it or reuses it) and bumps *@counter; -EBUSY if @r is referenced.
+ */
+static int dax_teardown_locked(struct vqf_dax_window *w,
+			       struct vqf_dax_inode *di,
+			       struct vqf_dax_range *r, u64 *counter)
+{
+	struct fuse_removemapping_in in;
+	struct fuse_removemapping_one one;
+	int ret;
+
+	w_lock(w);
+	if (r->refcnt) {
+		w->stats.skipped_in_use++;
+		w_unlock(w);
+		return -EBUSY;
+	}
+	dax_detach_busy_locked(w, r);
+	w_unlock(w);
+
+	vqf_itree_remove(&di->tree, &r->itn);
+	r->writable = false;
+	/*
+	 * The range is on no list, so nobody can set it up again before the
+	 * device has seen this removal.  A failed removal is not fatal:
+	 * the next SETUPMAPPING of this moffset replaces the stale mapping.
+	 */
+	vqf_dax_fill_removemapping_in(&in, 1);
+	vqf_dax_fill_removemapping_one(&one, r->moffset,
+				       vqf_dax_range_size(w));
+	ret = w->ops->send_removemapping(w, di, &in, &one);
+
+	w_lock(w);
+	w->stats.remove_requests++;
+	if (ret)
+		w->stats.remove_errors++;
+	(*counter)++;
+	w_unlock(w);
+	return 0;
+}
+
+/*
+ * Direct reclaim: take an unreferenced range from @di itself.  Takes L(di)
+ * blocking (the caller holds no lib lock, see protocol).  *@out is the
+ * DETACHED range or NULL; *@retry says @di has ranges, all referenced.
+ */
+static int dax_direct_reclaim(struct vqf_dax_window *w,
+			      struct vqf_dax_inode *di,
+			      struct vqf_dax_range **out, bool *retry)
+{
+	struct vqf_dax_range *r, *cand = NULL;
+	struct vqf_itree_node *n;
+	u64 foff = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*retry = false;
+	w->ops->inode_lock(w, di);
+
+	m_lock(w, di, false);
+	w_lock(w);
+	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n)) {
+		r = itn_range(n);
+		if (!r->refcnt) {
+			cand = r;
+			foff = r->itn.start;
+			break;
+		}
+	}
+	if (!cand && !vqf_itree_empty(&di->tree)) {
+		w->stats.skipped_in_use++;
+		*retry = true;
+	}
+	w_unlock(w);
+	m_unlock(w, di, false);
+	if (!cand)
+		goto out;
+
+	/* L(di) keeps faults out while page-table users are released. */
+	if (w->ops->release_users) {
+		ret = w->ops->release_users(w, di, foff,
+					    vqf_dax_range_size(w));
+		if (ret) {
+			dax_count(w, &w->stats.skipped_release);
+			goto out;
+		}
+	}
+
+	m_lock(w, di, true);
+	r = dax_lookup(di, foff);
+	if (r && !dax_teardown_locked(w, di, r, &w->stats.reclaimed_direct))
+		*out = r;
+	else
+		*retry = true;	/* referenced since we looked */
+	m_unlock(w, di, true);
+out:
+	w->ops->inode_unlock(w, di);
+	return ret;
+}
+
+/*
+ * A DETACHED range for @di: a free one, else (unless NOWAIT) one reclaimed
+ * from @di, else wait for the worker and start over.
+ */
+static int dax_alloc(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		     unsigned int flags, struct vqf_dax_range **out)
+{
+	u32 tries = 0;
+	bool retry;
+	int ret;
+
+	for (;;) {
+		w_lock(w);
+		*out = dax_take_free_locked(w);
+		if (!*out && (flags & VQF_DAX_MAP_NOWAIT))
+			w->stats.nowait_again++;
+		w_unlock(w);
+		if (*out)
+			return 0;
+		if (flags & VQF_DAX_MAP_NOWAIT)
+			return -EAGAIN;
+
+		ret = dax_direct_reclaim(w, di, out, &retry);
+		if (ret || *out)
+			return ret;
+		/*
+		 * @di's ranges are all in use: their users finish soon, so
+		 * retry a few times; then (or if @di has none) sleep.  We hold
+		 * no L, so the worker can reclaim from any inode, ours too.
+		 */
+		if (retry && ++tries < w->direct_retries)
+			continue;
+		ret = vqf_dax_wait_free(w);
+		if (ret)
+			return ret;
+		tries = 0;
+	}
+}
+
+/* Returned by the helpers below when map_begin must look up again. */
+#define DAX_AGAIN	1
+
+static int dax_map_existing(struct vqf_dax_window *w,
+			    struct vqf_dax_inode *di, u64 pos,
+			    unsigned int flags, struct vqf_dax_map *map)
+{
+	struct vqf_dax_range *r;
+	int ret;
+
+	m_lock(w, di, false);
+	r = dax_lookup(di, pos);
+	if (!r) {
+		m_unlock(w, di, false);
+		return -ENOENT;
+	}
+	if (!(flags & VQF_DAX_MAP_WRITE) || r->writable) {
+		ret = dax_ref(w, r, true);
+		if (!ret)
+			dax_fill_map(w, r, pos, map);
+		m_unlock(w, di, false);
+		return ret;
+	}
+
+	/*
+	 * Upgrade needs M exclusive.  The reference taken before dropping M
+	 * keeps reclaim off the range meanwhile (upstream does the same).
+	 */
+	ret = dax_ref(w, r, false);
+	m_unlock(w, di, false);
+	if (ret)
+		return ret;
+	m_lock(w, di, true);
+	if (dax_lookup(di, pos) != r) {
+		/* only an eviction racing with its own I/O gets here */
+		m_unlock(w, di, true);
+		dax_unref(w, r);
+		return DAX_AGAIN;
+	}
+	ret = dax_upgrade_locked(w, di, r);
+	if (!ret)
+		dax_fill_map(w, r, pos, map);
+	m_unlock(w, di, true);
+	if (ret)
+		dax_unref(w, r);
+	return ret;
+}
+
+static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		       u64 pos, unsigned int flags, struct vqf_dax_map *map)
+{
+	u64 rsize = vqf_dax_range_size(w), start = pos & ~(rsize - 1);
+	bool writable = flags & VQF_DAX_MAP_WRITE;
+	struct fuse_setupmapping_in in;
+	struct vqf_dax_range *r, *cur;
+	int ret;
+
+	ret = dax_alloc(w, di, flags, &r);
+	if (ret)
+		return ret;
+
+	m_lock(w, di, true);
+	cur = dax_lookup(di, pos);
+	if (cur) {
+		/* Someone mapped it while we held no M: use theirs. */
+		w_lock(w);
+		w->stats.setup_races++;
+		dax_put_free_locked(w, r);
+		w_unlock(w);
+		ret = dax_ref(w, cur, true);
+		if (!ret && writable) {
+			ret = dax_upgrade_locked(w, di, cur);
+			if (ret)
+				dax_unref(w, cur);
+		}
+		if (!ret)
+			dax_fill_map(w, cur, pos, map);
+		m_unlock(w, di, true);
+		return ret;
+	}
+
+	vqf_dax_fill_setupmapping(&in, di->fh, start, rsize, r->moffset,
+				  writable);
+	ret = w->ops->send_setupmapping(w, di, &in);
+	if (ret) {
+		w_lock(w);
+		w->stats.setup_errors++;
+		dax_put_free_locked(w, r);
+		w_unlock(w);
+		m_unlock(w, di, true);
+		return ret;
+	}
+	r->itn.start = start;
+	r->itn.last = start + rsize - 1;	/* start is rsize-aligned */
+	r->writable = writable;
+	vqf_itree_insert(&di->tree, &r->itn);
+	w_lock(w);
+	dax_make_busy_locked(w, r, di);
+	w->stats.setups++;
+	w_unlock(w);
+	dax_fill_map(w, r, pos, map);
+	m_unlock(w, di, true);
+	return 0;
+}
+
+int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		      u64 pos, unsigned int flags, struct vqf_dax_map *map)
+{
+	int ret;
+
+	map->range = NULL;
+	if (flags & ~(VQF_DAX_MAP_WRITE | VQF_DAX_MAP_NOWAIT))
+		return -EINVAL;
+	if (pos > VQF_DAX_MAX_FOFFSET)
+		return -EFBIG;
+	do {
+		ret = dax_map_existing(w, di, pos, flags, map);
+		if (ret == -ENOENT)
+			ret = dax_map_new(w, di, pos, flags, map);
+	} while (ret == DAX_AGAIN);
+	return ret;
+}
+
+int vqf_dax_wait_free(struct vqf_dax_window *w)
+{
+	int ret;
+
+	w_lock(w);
+	if (w->nr_free) {
+		w_unlock(w);
+		return 0;
+	}
+	w->ops->kick_reclaim(w, 0);
+	w->stats.waits++;
+	w_unlock(w);
+
+	ret = w->ops->wait_free(w);
+	if (ret)
+		dax_count(w, &w->stats.wait_errors);
+	return ret;
+}
+
+/* ---- background reclaim ---- */
+
+/*
+ * Free the range mapping @foff of @di, pinned by the caller.  -EAGAIN if
+ * L(di) is busy (seed 009: blocking here could deadlock against a holder
+ * of L(di) that waits for a free range).
+ */
+static int dax_reclaim_one(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			   u64 foff)
+{
+	struct vqf_dax_range *r;
+	int ret = 0;
+
+	if (!w->ops->inode_trylock(w, di)) {
+		dax_count(w, &w->stats.skipped_locked);
+		return -EAGAIN;
+	}
+	if (w->ops->release_users) {
+		ret = w->ops->release_users(w, di, foff,
+					    vqf_dax_range_size(w));
+		if (ret) {
+			dax_count(w, &w->stats.skipped_release);
+			goto out;
+		}
+	}
+	m_lock(w, di, true);
+	/* It may have been freed, even remapped, since we picked it. */
+	r = dax_lookup(di, foff);
+	ret = r ? dax_teardown_locked(w, di, r, &w->stats.reclaimed_bg) :
+		  -ENOENT;
+	if (!ret) {
+		w_lock(w);
+		dax_put_free_locked(w, r);
+		w_unlock(w);
+	}
+	m_unlock(w, di, true);
+out:
+	w->ops->inode_unlock(w, di);
+	return ret;
+}
+
+u32 vqf_dax_reclaim(struct vqf_dax_window *w)
+{
+	u32 freed = 0, budget = w->reclaim_chunk + w->nr_ranges;
+	bool again = false, locked = false;
+	struct vqf_dax_inode *di;
+	struct vqf_dax_range *r;
+	struct vqf_dax_link *l;
+	u64 foff = 0;
+
+	/* Each pass frees one range or rotates one: budget bounds the run. */
+	while (budget--) {
+		di = NULL;
+		w_lock(w);
+		if (w->nr_free >= w->free_threshold) {
+			w_unlock(w);
+			break;
+		}
+		if (freed >= w->reclaim_chunk) {
+			again = true;
+			w_unlock(w);
+			break;
+		}
+		for (l = w->busy_list.next; l != &w->busy_list; l = l->next) {
+			r = link_range(l);
+			if (r->refcnt) {
+				w->stats.skipped_in_use++;
+				continue;
+			}
+			/* W keeps r->inode alive until inode_get pins it */
+			if (!w->ops->inode_get(w, r->inode)) {
+				w->stats.skipped_dying++;
+				continue;
+			}
+			di = r->inode;
+			/* itn.start is stable while BUSY */
+			foff = r->itn.start;
+			/* if it cannot be freed now, try others first */
+			dl_move_tail(&r->link, &w->busy_list);
+			break;
+		}
+		w_unlock(w);
+		if (!di)
+			break;
+
+		switch (dax_reclaim_one(w, di, foff)) {
+		case 0:
+			freed++;
+			break;
+		case -EAGAIN:
+			locked = true;
+			break;
+		default:
+			break;
+		}
+		w->ops->inode_put(w, di);
+	}
+
+	/*
+	 * Still short: come back if there was more to do or an inode lock
+	 * was busy.  Ranges skipped for being in use re-kick from
+	 * vqf_dax_map_end() when their last user leaves.
+	 */
+	w_lock(w);
+	if (again || locked)
+		dax_kick_if_low_locked(w, 1);
+	w_unlock(w);
+	return freed;
+}
+
+/* ---- truncate and eviction ---- */
+
+/*
+ * Free the ranges of @di intersecting [start, last] in REMOVEMAPPING
+ * batches.  @evict frees referenced ranges too; otherwise they stay and
+ * *@busy is set.  M(di) exclusive, or @evict (no lock, see protocol).
+ */
+static long dax_remove_ranges(struct vqf_dax_window *w,
+			      struct vqf_dax_inode *di, u64 start, u64 last,
+			      struct fuse_removemapping_one *scratch,
+			      u32 nr_scratch, bool evict, bool *busy)
+{
+	u64 rsize = vqf_dax_range_size(w);
+	struct fuse_removemapping_in in;
+	struct vqf_itree_node *n, *next;
+	struct vqf_dax_range *r;
+	u64 resume = start;
+	long freed = 0;
+	int ret, first_err = 0;
+	bool done = false;
+	u32 cnt, i;
+
+	*busy = false;
+	if (nr_scratch > VQF_REMOVEMAPPING_MAX)
+		nr_scratch = VQF_REMOVEMAPPING_MAX;
+
+	while (!done) {
+		cnt = 0;
+		n = vqf_itree_iter_first(&di->tree, start, last);
+		if (!n)
+			break;
+		/*
+		 * Collect first: the tree must not change under iteration.
+		 * Ranges of one inode are disjoint and sorted, so the next
+		 * batch resumes after the last range looked at, skipping the
+		 * referenced ones left in place.
+		 */
+		for (; n && cnt < nr_scratch; n = next) {
+			next = vqf_itree_iter_next(n, start, last);
+			r = itn_range(n);
+			if (n->last >= last)
+				done = true;
+			else
+				resume = n->last + 1;
+			w_lock(w);
+			if (r->refcnt && !evict) {
+				w->stats.skipped_in_use++;
+				w_unlock(w);
+				*busy = true;
+				continue;
+			}
+			if (r->refcnt) {
+				w->stats.evict_in_use++;
+				r->refcnt = 0;
+			}
+			dax_detach_busy_locked(w, r);
+			w_unlock(w);
+			vqf_dax_fill_removemapping_one(&scratch[cnt++],
+						       r->moffset, rsize);
+		}
+		if (!n)
+			done = true;
+		start = resume;
+		if (!cnt)
+			continue;
+
+		for (i = 0; i < cnt; i++) {
+			r = &w->ranges[scratch[i].moffset >> w->range_shift];
+			vqf_itree_remove(&di->tree, &r->itn);
+		}
+		vqf_dax_fill_removemapping_in(&in, cnt);
+		ret = w->ops->send_removemapping(w, di, &in, scratch);
+		if (ret && !first_err)
+			first_err = ret;
+
+		w_lock(w);
+		w->stats.remove_requests++;
+		if (ret)
+			w->stats.remove_errors++;
+		for (i = 0; i < cnt; i++) {
+			r = &w->ranges[scratch[i].moffset >> w->range_shift];
+			dax_put_free_locked(w, r);
+			w->stats.removed++;
+		}
+		w_unlock(w);
+		freed += cnt;
+	}
+	return first_err ? first_err : freed;
+}
+
+long vqf_dax_inode_remove_range(struct vqf_dax_window *w,
+				struct vqf_dax_inode *di, u64 start, u64 last,
+				struct fuse_removemapping_one *scratch,
+				u32 nr_scratch)
+{
+	bool busy;
+	long ret;
+
+	if (!nr_scratch || start > last)
+		return -EINVAL;
+	m_lock(w, di, true);
+	ret = dax_remove_ranges(w, di, start, last, scratch, nr_scratch,
+				false, &busy);
+	m_unlock(w, di, true);
+	if (ret >= 0 && busy)
+		ret = -EBUSY;
+	return ret;
+}
+
+long vqf_dax_inode_evict(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 struct fuse_removemapping_one *scratch,
+			 u32 nr_scratch)
+{
+	bool busy;
+
+	if (!nr_scratch)
+		return -EINVAL;
+	return dax_remove_ranges(w, di, 0, DAX_U64_MAX, scratch, nr_scratch,
+				 true, &busy);
+}
+
+/* ---- checkers ---- */
+
+static const char *dax_list_violation(struct vqf_dax_window *w,
+				      struct vqf_dax_link *head, u8 state,
+				      u32 want)
+{
+	struct vqf_dax_link *l;
+	struct vqf_dax_range *r;
+	u32 n = 0;
+
+	for (l = head->next; l != head; l = l->next) {
+		if (++n > w->nr_ranges)
+			return "list longer than the window (cycle?)";
+		if (l->next->prev != l || l->prev->next != l)
+			return "list links inconsistent";
+		r = link_range(l);
+		if (r < w->ranges || r >= w->ranges + w->nr_ranges)
+			return "list holds a foreign range";
+		if (r->state != state)
+			return "range on the wrong list for its state";
+	}
+	if (n != want)
+		return "list length differs from its counter";
+	return NULL;
+}
+
+static const char *dax_window_violation(struct vqf_dax_window *w)
+{
+	u32 i, nfree = 0, nbusy = 0, ndet = 0;
+	struct vqf_dax_range *r;
+	const char *why;
+
+	why = dax_list_violation(w, &w->free_list, VQF_DAX_FREE, w->nr_free);
+	if (why)
+		return why;
+	why = dax_list_violation(w, &w->busy_list, VQF_DAX_BUSY, w->nr_busy);
+	if (why)
+		return why;
+	for (i = 0; i < w->nr_ranges; i++) {
+		r = &w->ranges[i];
+		if (r->moffset != (u64)i << w->range_shift)
+			return "moffset is not index * range_size";
+		switch (r->state) {
+		case VQF_DAX_FREE:
+			if (r->inode || r->refcnt || r->writable)
+				return "free range owned, referenced or writable";
+			nfree++;
+			break;
+		case VQF_DAX_BUSY:
+			if (!r->inode)
+				return "busy range without an owner";
+			nbusy++;
+			break;
+		case VQF_DAX_DETACHED:
+			if (r->inode || r->refcnt)
+				return "detached range owned or referenced";
+			ndet++;
+			break;
+		default:
+			return "unknown range state";
+		}
+	}
+	if (nfree != w->nr_free || nbusy != w->nr_busy ||
+	    nfree + nbusy + ndet != w->nr_ranges)
+		return "state counts do not add up";
+	return NULL;
+}
+
+int vqf_dax_window_check(struct vqf_dax_window *w, const char **why)
+{
+	const char *v;
+
+	w_lock(w);
+	v = dax_window_violation(w);
+	w_unlock(w);
+	if (why)
+		*why = v;
+	return v ? -EUCLEAN : 0;
+}
+
+static const char *dax_inode_violation(struct vqf_dax_window *w,
+				       struct vqf_dax_inode *di)
+{
+	u64 rsize = vqf_dax_range_size(w);
+	struct vqf_dax_range *r, *prev = NULL;
+	struct vqf_itree_node *n;
+	const char *why;
+
+	if (vqf_itree_check(&di->tree, &why))
+		return why;
+	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n)) {
+		r = itn_range(n);
+		if (r < w->ranges || r >= w->ranges + w->nr_ranges)
+			return "tree holds a foreign range";
+		if (r->state != VQF_DAX_BUSY || r->inode != di)
+			return "tree range not busy or owned by another inode";
+		if (!VQF_IS_ALIGNED(n->start, rsize) ||
+		    n->last != n->start + rsize - 1)
+			return "tree range not one aligned range_size span";
+		if (prev && prev->itn.start == n->start)
+			return "two ranges map the same file bytes";
+		prev = r;
+	}
+	return NULL;
+}
+
+int vqf_dax_inode_check(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			const char **why)
+{
+	const char *v;
+
+	w_lock(w);
+	v = dax_inode_violation(w, di);
+	w_unlock(w);
+	if (why)
+		*why = v;
+	return v ? -EUCLEAN : 0;
+}

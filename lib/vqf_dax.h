@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_dax.h - guest side of the virtio-fs DAX window: range allocator,
+ * per-inode mapping trees, reclaim policy, SETUPMAPPING/REMOVEMAPPING
+ * requests.
+ *
+ * The window (the device's VIRTIO_FS_SHMCAP_ID_CACHE shared memory region)
+ * is cut into N ranges of one fixed power-of-two size (2 MiB by default, as
+ * upstream fs/fuse/dax.c).  A range is in exactly one of three states:
+ *
+ *   FREE      on the window's free list, owned by nobody;
+ *   BUSY      mapped: on the window's busy list (least recently used first)
+ *             and in exactly one inode's interval tree, keyed by the file
+ *             bytes [foffset, foffset + range_size - 1] it shows;
+ *   DETACHED  on no list: being set up by an allocator, or being torn down
+ *             by reclaim/evict (its REMOVEMAPPING is in flight).
+ *
+ * A BUSY range has a reference count of in-flight users (a read or write
+ * copying through the window, a fault installing a page).  Reclaim never
+ * tears down a range whose count is not zero; it skips it and, if the
+ * background reclaimer picked it, rotates it to the tail of the busy list.
+ *
+ * Memory: lib/ computes the sizes, the caller provides the range array,
+ * the window and the per-inode structs; nothing is allocated here.
+ * Waiting, locking, the reclaim worker and the FUSE round trips are ops the
+ * caller provides (kernel: spinlock, rwsem, invalidate_lock, waitqueue,
+ * delayed work, fuse_simple_request; simulator: pthreads).
+ *
+ * LOCKING PROTOCOL
+ *
+ *   W     window lock (ops->window_lock): a short, non-sleeping lock
+ *         (spinlock).  Protects the free and busy lists, nr_free, nr_busy,
+ *         every range's refcnt, state and inode pointer, and the stats.
+ *         Innermost: lib/ never takes another lock or sleeps while holding
+ *         it, and calls only ops->inode_get, ops->kick_reclaim and
+ *         ops->wake_free under it.
+ *   M(i)  per-inode map lock (ops->map_lock, shared or exclusive; rwsem).
+ *         Protects i's tree, and range->itn/writable of i's ranges.  A
+ *         reference is only taken under M(i) (shared suffices) + W, so an
+ *         M(i)-exclusive holder that sees refcnt == 0 knows it stays 0
+ *         until it unlocks.  SETUPMAPPING and REMOVEMAPPING for i are sent
+ *         with M(i) held exclusively.
+ *   L(i)  per-inode reclaim lock (ops->inode_lock/inode_trylock; kernel:
+ *         mapping->invalidate_lock, write side).  Excludes everything that
+ *         uses i's ranges outside a reference (page-table entries installed
+ *         by faults): faults hold it shared, reclaim of i's ranges holds it
+ *         exclusively, and calls ops->release_users under it.
+ *
+ *   Order: L(i) -> M(i) -> W.  Two inodes' L or M are never held together.
+ *   The background reclaimer takes L only with ops->inode_trylock (seed
+ *   009): a busy inode is skipped with -EAGAIN and its range rotated to
+ *   the busy tail.  The only blocking L acquisition is direct reclaim of
+ *   the caller's own inode, made while holding no lib lock.
+ *
+ * What the caller must serialise / guarantee:
+ *   - vqf_dax_map_begin() without VQF_DAX_MAP_NOWAIT: called holding no
+ *     lib lock and no reference on any range (else it could wait for a
+ *     range only it can release; a one-range window would stall).  It may
+ *     take L(i) exclusively, so a caller holding L(i) shared (the fault
+ *     path) must pass VQF_DAX_MAP_NOWAIT, and on -EAGAIN drop L(i), call
+ *     vqf_dax_wait_free() and retry.
+ *   - vqf_dax_map_end() may be called from any context that may take W.
+ *   - vqf_dax_reclaim() (the worker body) and vqf_dax_wait_free(): no
+ *     lib lock held; the worker holds no inode lock.
+ *   - vqf_dax_inode_remove_range() (truncate, punch hole): the caller holds
+ *     L(i) exclusively; lib takes M(i).
+ *   - vqf_dax_inode_evict(): nobody else can reach the inode any more
+ *     (no I/O, no faults, ops->inode_get on it fails); lib takes no inode
+ *     lock (upstream does not either: eviction runs under fs_reclaim).
+ *   - struct vqf_dax_inode stays valid until vqf_dax_inode_evict() returns.
+ */
+#ifndef VQF_DAX_H
+#define VQF_DAX_H
+
+#include "vqf_compat.h"
+#include "vqf_itree.h"
+#include "vqf_fuse_ops.h"
+
+#define VQF_DAX_RANGE_SHIFT_DEFAULT	21	/* 2 MiB, upstream FUSE_DAX_SHIFT */
+#define VQF_DAX_RECLAIM_PCT_DEFAULT	20	/* FUSE_DAX_RECLAIM_THRESHOLD */
+#define VQF_DAX_RECLAIM_CHUNK_DEFAULT	10	/* FUSE_DAX_RECLAIM_CHUNK */
+#define VQF_DAX_DIRECT_RETRIES_DEFAULT	8
+/* Largest file offset FUSE can name (loff_t). */
+#define VQF_DAX_MAX_FOFFSET		(~0ULL >> 1)
+
+struct vqf_dax_window;
+struct vqf_dax_inode;
+
+/* Private circular list link (lib/ has no list.h). */
+struct vqf_dax_link {
+	struct vqf_dax_link *next;
+	struct vqf_dax_link *prev;
+};
+
+enum vqf_dax_range_state {
+	VQF_DAX_FREE = 0,
+	VQF_DAX_BUSY,
+	VQF_DAX_DETACHED,
+};
+
+/*
+ * One window range.  The caller allocates the array (vqf_dax_ranges_size())
+ * and never touches the members; they are documented for debuggers.
+ */
+struct vqf_dax_range {
+	struct vqf_itree_node itn;	/* M(inode): file bytes it maps */
+	struct vqf_dax_link link;	/* W: free or busy list */
+	struct vqf_dax_inode *inode;	/* W + M(inode) to write */
+	u64 moffset;			/* constant: offset in the window */
+	u32 refcnt;			/* W: in-flight users */
+	u8 state;			/* W: enum vqf_dax_range_state */
+	bool writable;			/* M(inode): mapped with FLAG_WRITE */
+};
+
+/*
+ * Per-inode part, embedded in the caller's inode (container_of in the ops).
+ * Initialise with vqf_dax_inode_init().
+ */
+struct vqf_dax_inode {
+	struct vqf_itree_root tree;	/* M: this inode's BUSY ranges */
+	u64 nodeid;			/* fuse_in_header.nodeid */
+	u64 fh;				/* setupmapping_in.fh; ~0 = none */
+};
+
+/**
+ * struct vqf_dax_ops - what the caller provides; see LOCKING PROTOCOL.
+ * Every member is mandatory except @release_users.
+ *
+ * @window_lock, @window_unlock: W.
+ * @map_lock, @map_unlock: M(@di), exclusive if @excl.
+ * @inode_lock: L(@di) exclusive, may block.  Called with no lib lock held.
+ * @inode_trylock: L(@di) exclusive without blocking; false if not taken.
+ *	Called with no lib lock held.
+ * @inode_unlock: drop L(@di).
+ * @inode_get: pin @di so it cannot be evicted (igrab); false if it is
+ *	being evicted.  Called with W held: must not sleep.
+ * @inode_put: drop the pin (iput).  Called with no lib lock held.
+ * @release_users: optional.  Make sure nothing uses file bytes
+ *	[@foffset, @foffset + @len - 1] of @di through the window outside a
+ *	reference (unmap page-table entries, wait for pinned pages, write
+ *	back).  Called with L(@di) held exclusively, M and W not held.
+ *	Returns 0 or a negative errno (the range is then skipped).
+ * @kick_reclaim: schedule vqf_dax_reclaim() to run after @delay_ms in a
+ *	context holding no lock (queue_delayed_work).  Called with W held:
+ *	must not sleep; kicking an already pending worker is a no-op.
+ * @wake_free: wake vqf_dax_wait_free() sleepers; called with W held right
+ *	after nr_free became non-zero.  Must not sleep.
+ * @wait_free: sleep until vqf_dax_nr_free(@w) > 0 without losing a
+ *	@wake_free that happens after the condition was found false (check
+ *	it under W, or with a waitqueue that re-checks after queueing).
+ *	Called with no lib lock held.  Returns 0, or a negative errno (e.g.
+ *	-EINTR for a fatal signal) which lib/ passes up.
+ * @send_setupmapping: send FUSE_SETUPMAPPING for @di with in-arg @in and
+ *	wait for the reply; 0 or the negative errno of the reply/transport.
+ *	Called with M(@di) exclusive, W not held.
+ * @send_removemapping: send FUSE_REMOVEMAPPING for @di: @in, then
+ *	@in->count entries at @one; 0 or a negative errno.  Called with W not
+ *	held and M(@di) exclusive (or, from vqf_dax_inode_evict(), no lock).
+ */
+struct vqf_dax_ops {
+	void (*window_lock)(struct vqf_dax_window *w);
+	void (*window_unlock)(struct vqf_dax_window *w);
+	void (*map_lock)(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 bool excl);
+	void (*map_unlock)(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			   bool excl);
+	void (*inode_lock)(struct vqf_dax_window *w, struct vqf_dax_inode *di);
+	bool (*inode_trylock)(struct vqf_dax_window *w,
+			      struct vqf_dax_inode *di);
+	void (*inode_unlock)(struct vqf_dax_window *w,
+			     struct vqf_dax_inode *di);
+	bool (*inode_get)(struct vqf_dax_window *w, struct vqf_dax_inode *di);
+	void (*inode_put)(struct vqf_dax_window *w, struct vqf_dax_inode *di);
+	int (*release_users)(struct vqf_dax_window *w,
+			     struct vqf_dax_inode *di, u64 foffset, u64 len);
+	void (*kick_reclaim)(struct vqf_dax_window *w, unsigned int delay_ms);
+	void (*wake_free)(struct vqf_dax_window *w);
+	int (*wait_free)(struct vqf_dax_window *w);
+	int (*send_setupmapping)(struct vqf_dax_window *w,
+				 struct vqf_dax_inode *di,
+				 const struct fuse_setupmapping_in *in);
+	int (*send_removemapping)(struct vqf_dax_window *w,
+				  struct vqf_dax_inode *di,
+				  const struct fuse_removemapping_in *in,
+				  const struct fuse_removemapping_one *one);
+};
+
+/**
+ * struct vqf_dax_config - window geometry and policy; zero means default.
+ * @window_size: bytes of the cache window (the shm region's length).
+ * @range_size: bytes per range: a power of two >= PAGE_SIZE (2 MiB).
+ * @reclaim_pct: background reclaim runs while fewer than this percentage
+ *	of the ranges are free (20); the threshold is at least one range.
+ * @reclaim_chunk: most ranges one vqf_dax_reclaim() call frees (10).
+ * @direct_retries: direct reclaim attempts that found only ranges in use
+ *	before the caller sleeps in ops->wait_free (8).
+ */
+struct vqf_dax_config {
+	u64 window_size;
+	u64 range_size;
+	u32 reclaim_pct;
+	u32 reclaim_chunk;
+	u32 direct_retries;
+};
+
+/* Counters, all under W; read a consistent copy with vqf_dax_stats_read(). */
+struct vqf_dax_stats {
+	u64 hits;		/* map_begin found a usable mapping */
+	u64 setups;		/* SETUPMAPPING that created a mapping */
+	u64 setup_errors;	/* ... that failed (range back to free) */
+	u64 setup_races;	/* another thread mapped the offset first */
+	u64 upgrades;		/* SETUPMAPPING read-only -> writable */
+	u64 upgrade_errors;
+	u64 reclaimed_bg;	/* ranges freed by vqf_dax_reclaim() */
+	u64 reclaimed_direct;	/* ranges taken from the caller's own inode */
+	u64 removed;		/* ranges freed by evict / remove_range */
+	u64 remove_requests;	/* REMOVEMAPPING requests sent */
+	u64 remove_errors;	/* ... that failed (range freed anyway) */
+	u64 skipped_in_use;	/* reclaim candidates with refcnt != 0 */
+	u64 skipped_locked;	/* inode_trylock failed: rotated to tail */
+	u64 skipped_dying;	/* inode_get failed: eviction frees it */
+	u64 skipped_release;	/* release_users failed */
+	u64 waits;		/* calls into ops->wait_free */
+	u64 wait_errors;	/* ... that returned an error */
+	u64 nowait_again;	/* VQF_DAX_MAP_NOWAIT answered -EAGAIN */
+	u64 evict_in_use;	/* evict found a referenced range (caller bug) */
+	u64 ref_overflow;	/* map_begin refused: refcnt saturated */
+};
+
+/*
+ * The window.  The caller allocates it and calls vqf_dax_window_init();
+ * all members are private (W or constant after init) except @priv.
+ */
+struct vqf_dax_window {
+	const struct vqf_dax_ops *ops;
+	void *priv;			/* caller's, for the ops */
+	struct vqf_dax_range *ranges;
+	u32 nr_ranges;
+	u32 range_shift;
+	u32 free_threshold;
+	u32 reclaim_chunk;
+	u32 direct_retries;
+	struct vqf_dax_link free_list;	/* W */
+	struct vqf_dax_link busy_list;	/* W, LRU first */
+	u32 nr_free;			/* W to write, READ_ONCE to peek */
+	u32 nr_busy;			/* W */
+	struct vqf_dax_stats stats;	/* W */
+};
+
+/* vqf_dax_map_begin() flags */
+#define VQF_DAX_MAP_WRITE	0x1	/* caller will store through it */
+#define VQF_DAX_MAP_NOWAIT	0x2	/* no reclaim, no wait: -EAGAIN */
+
+/**
+ * struct vqf_dax_map - what vqf_dax_map_begin() hands out.
+ * @range: holds one reference until vqf_dax_map_end().
+ * @moffset: window offset of the requested file position.
+ * @len: bytes from there to the end of the range.
+ * @writable: the mapping allows stores.
+ */
+struct vqf_dax_map {
+	struct vqf_dax_range *range;
+	u64 moffset;
+	u64 len;
+	bool writable;
+};
+
+/*
+ * vqf_dax_nr_ranges() - ranges a window of @window_size bytes holds with
+ * ranges of @range_size bytes (the tail shorter than a range is unused).
+ * 0 if @range_size is not a power of two >= PAGE_SIZE, if the window is
+ * smaller than one range, or if the count does not fit in u32.
+ */
+u32 vqf_dax_nr_ranges(u64 window_size, u64 range_size);
+
+/* vqf_dax_ranges_size() - bytes of the range array for @nr ranges. */
+static inline size_t vqf_dax_ranges_size(u32 nr)
+{
+	return (size_t)nr * sizeof(struct vqf_dax_range);
+}
+
+/*
+ * vqf_dax_window_init() - set up @w over the caller's @ranges array of
+ * @nr_alloc entries.  @ops (all mandatory members set) and @priv are kept.
+ * Every range starts FREE.  Returns 0 or:
+ *   -EINVAL   @cfg->range_size not a power of two >= PAGE_SIZE, a
+ *             mandatory op missing, or @cfg->reclaim_pct > 100;
+ *   -ENOSPC   the window holds no whole range (or more than U32_MAX);
+ *   -ENOBUFS  @nr_alloc < vqf_dax_nr_ranges() for this geometry.
+ */
+int vqf_dax_window_init(struct vqf_dax_window *w,
+			const struct vqf_dax_config *cfg,
+			struct vqf_dax_range *ranges, u32 nr_alloc,
+			const struct vqf_dax_ops *ops, void *priv);
+
+/* vqf_dax_range_size() - bytes per range of @w. */
+static inline u64 vqf_dax_range_size(const struct vqf_dax_window *w)
+{
+	return 1ULL << w->range_shift;
+}
+
+/*
+ * vqf_dax_nr_free() - free ranges right now; a racy peek (READ_ONCE) for
+ * wait conditions.  Exact only under W.
+ */
+static inline u32 vqf_dax_nr_free(const struct vqf_dax_window *w)
+{
+	return READ_ONCE(w->nr_free);
+}
+
+/* vqf_dax_inode_init() - empty tree; @fh ~0ULL when there is none. */
+void vqf_dax_inode_init(struct vqf_dax_inode *di, u64 nodeid, u64 fh);
+
+/*
+ * vqf_dax_map_begin() - find or create the mapping of file position @pos
+ * of @di and take a reference on it.
+ * @flags: VQF_DAX_MAP_WRITE to get a writable mapping (a read-only one is
+ *	upgraded with a SETUPMAPPING carrying FLAG_WRITE);
+ *	VQF_DAX_MAP_NOWAIT when the caller holds L(@di) (fault path): take a
+ *	free range or fail, never reclaim or sleep waiting.
+ * @map: filled on success.
+ * A new mapping covers the range-aligned file bytes around @pos with
+ * SETUPMAPPING flags READ (| WRITE).  When no range is free: direct
+ * reclaim of an unused range of @di itself, at most cfg.direct_retries
+ * times while @di has only referenced ranges, then ops->wait_free (the
+ * worker is kicked first); then start over.
+ * Returns 0 or:
+ *   -EINVAL     unknown @flags;
+ *   -EFBIG      @pos > VQF_DAX_MAX_FOFFSET;
+ *   -EAGAIN     VQF_DAX_MAP_NOWAIT and no free range;
+ *   -EOVERFLOW  the range already has U32_MAX references;
+ *   the error of ops->wait_free, ops->release_users (direct reclaim) or
+ *   ops->send_setupmapping (nothing changed: the range went back free).
+ */
+int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		      u64 pos, unsigned int flags, struct vqf_dax_map *map);
+
+/*
+ * vqf_dax_map_end() - drop the reference @map holds; @map->range becomes
+ * NULL.  When the last reference goes and the window is below the reclaim
+ * threshold the worker is kicked (it may have skipped this range).
+ */
+void vqf_dax_map_end(struct vqf_dax_window *w, struct vqf_dax_map *map);
+
+/*
+ * vqf_dax_wait_free() - for VQF_DAX_MAP_NOWAIT callers after -EAGAIN,
+ * having dropped L: kick the worker and sleep in ops->wait_free until a
+ * range is free.  0 at once if one is; else ops->wait_free's result.
+ */
+int vqf_dax_wait_free(struct vqf_dax_window *w);
+
+/*
+ * vqf_dax_reclaim() - the background worker body: while fewer than the
+ * threshold ranges are free, free at most cfg.reclaim_chunk unreferenced
+ * BUSY ranges, least recently used first, skipping (and rotating to the
+ * tail) ranges in use, of dying inodes, of inodes whose L is busy
+ * (inode_trylock), or whose release_users fails.  Re-kicks itself (1 ms)
+ * when it stopped at the chunk limit or skipped a locked inode and the
+ * window is still below the threshold.  Returns the number freed.
+ */
+u32 vqf_dax_reclaim(struct vqf_dax_window *w);
+
+/*
+ * vqf_dax_inode_remove_range() - truncate/punch: free every unreferenced
+ * range of @di that maps any file byte in [@start, @last], with
+ * REMOVEMAPPING requests of at most @nr_scratch entries built in @scratch
+ * (caller memory; up to VQF_REMOVEMAPPING_MAX entries are used).
+ * Caller holds L(@di) exclusively.  Returns the number freed, or:
+ *   -EINVAL  @nr_scratch == 0 or @start > @last;
+ *   -EBUSY   some range was referenced and left in place (the others
+ *            were freed);
+ *   the first error of ops->send_removemapping (ranges are freed anyway:
+ *   the device replaces a stale mapping on the next SETUPMAPPING).
+ */
+long vqf_dax_inode_remove_range(struct vqf_dax_window *w,
+				struct vqf_dax_inode *di, u64 start, u64 last,
+				struct fuse_removemapping_one *scratch,
+				u32 nr_scratch);
+
+/*
+ * vqf_dax_inode_evict() - free every range of @di, batching REMOVEMAPPING
+ * as above.  See the protocol for what the caller guarantees; a range
+ * still referenced is freed anyway and counted in stats.evict_in_use.
+ * Returns the number freed, -EINVAL for @nr_scratch == 0, or the first
+ * send error (everything is freed regardless).
+ */
+long vqf_dax_inode_evict(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 struct fuse_removemapping_one *scratch,
+			 u32 nr_scratch);
+
+/* vqf_dax_stats_read() - copy the counters under W. */
+void vqf_dax_stats_read(struct vqf_dax_window *w, struct vqf_dax_stats *out);
+
+/*
+ * vqf_dax_window_check() - takes W and verifies the window invariants:
+ * lists well linked and bounded, counters equal list lengths, FREE ranges
+ * unowned and unreferenced, BUSY ranges owned, state counts add up to
+ * nr_ranges, moffset == index * range_size.  0 or -EUCLEAN with *@why.
+ */
+int vqf_dax_window_check(struct vqf_dax_window *w, const char **why);
+
+/*
+ * vqf_dax_inode_check() - caller holds M(@di) (shared suffices); takes W.
+ * Verifies @di's tree (vqf_itree_check) and that each node is a BUSY range
+ * of @w owned by @di, covering exactly one range-aligned range_size span,
+ * with no two ranges mapping the same bytes.  0 or -EUCLEAN with *@why.
+ */
+int vqf_dax_inode_check(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			const char **why);
+
+/*
+ * Request in-args, host-endian as FUSE is.  The builders for the request
+ * descriptor use these; they are public for tests and the device side.
+ */
+void vqf_dax_fill_setupmapping(struct fuse_setupmapping_in *in, u64 fh,
+			       u64 foffset, u64 len, u64 moffset,
+			       bool writable);
+void vqf_dax_fill_removemapping_in(struct fuse_removemapping_in *in,
+				   u32 count);
+void vqf_dax_fill_removemapping_one(struct fuse_removemapping_one *one,
+				    u64 moffset, u64 len);
+
+#endif /* VQF_DAX_H */
