@@ -151,11 +151,21 @@ unsigned int vqf_req_sg_count(const struct vqf_req *req)
 
 u32 vqf_req_argbuf_size(const struct vqf_req *req)
 {
-	if (vqf_req_check(req))
+	u64 len;
+
+	/*
+	 * Only counts and sizes matter here, so that a caller may size the
+	 * argbuf before its page descs exist (they often share one block).
+	 */
+	if (!req || req->in_numargs > VQF_REQ_MAX_IN ||
+	    req->out_numargs > VQF_REQ_MAX_OUT ||
+	    (req->in_pages && !req->in_numargs) ||
+	    (req->out_pages && !req->out_numargs))
 		return 0;
-	if (req->noreply)
-		return linear_len(req, true);
-	return linear_len(req, true) + linear_len(req, false);
+	len = linear_len(req, true);
+	if (!req->noreply)
+		len += linear_len(req, false);
+	return len > 0xffffffffULL ? 0 : len;
 }
 
 u32 vqf_req_reply_capacity(const struct vqf_req *req)

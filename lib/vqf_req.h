@@ -220,9 +220,13 @@ unsigned int vqf_req_sg_count(const struct vqf_req *req);
  * @req: request (valid per vqf_req_check()).
  *
  * The in args not in pages, then (unless noreply) the out args not in
- * pages.  May be 0: the argbuf is then unused and may be NULL.
+ * pages.  May be 0: the argbuf is then unused and may be NULL.  Depends
+ * only on arg counts, sizes and the pages/noreply flags: the page descs
+ * and arg values need not be set yet (so one allocation can hold descs
+ * and argbuf).
  *
- * Return: the size.  An invalid @req yields 0 and fails later calls.
+ * Return: the size; 0 for arg counts above 3, a pages flag without an
+ * arg, or sizes summing past 4 GiB (later calls then fail).
  */
 u32 vqf_req_argbuf_size(const struct vqf_req *req);
 

@@ -295,6 +295,15 @@ static void test_check_rejects(void **state)
 	vqf_req_init(&req, FUSE_READ, 1, 1);
 	vqf_req_set_out_pages(&req, NULL, 1, 64, false);
 	assert_int_equal(vqf_req_check(&req), -EINVAL);
+	/* The argbuf size is known before the page descs are. */
+	vqf_req_init(&req, FUSE_WRITE, 1, 1);
+	vqf_req_add_in(&req, v, 8);
+	vqf_req_set_in_pages(&req, NULL, 4, 100);
+	vqf_req_add_out(&req, v, 8);
+	assert_int_equal(vqf_req_check(&req), -EINVAL);
+	assert_int_equal(vqf_req_argbuf_size(&req), 16);
+	req.in_numargs = 4;
+	assert_int_equal(vqf_req_argbuf_size(&req), 0);
 	/* Sizes whose sum leaves u32. */
 	vqf_req_init(&req, FUSE_WRITE, 1, 1);
 	vqf_req_add_in(&req, v, 0x7fffffff);
