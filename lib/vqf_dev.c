@@ -317,8 +317,11 @@ static s64 dev_tail_len(const struct vqf_dev_conn *conn,
 		max = conn->forget_max;
 	if (max && n > max)
 		return -VQF_DEV_R_COUNT_MAX;
+	/* Divide rather than multiply: a 64-bit count must not wrap. */
+	if (!sh->size || n > body / sh->size)
+		return -VQF_DEV_R_COUNT;
 	n *= sh->size;
-	if (names ? n > body : n != body)
+	if (!names && n != body)
 		return -VQF_DEV_R_COUNT;
 	return n;
 }

@@ -104,7 +104,8 @@ struct vqf_dev_view {
  * @name_max: longest path component or xattr name, bytes without NUL;
  *	the table's limits (1024, xattr 255) apply on top.
  * @path_max: longest SYMLINK target, bytes without NUL (<= 4095).
- * @forget_max: most entries in one BATCH_FORGET.
+ * @forget_max: most entries in one BATCH_FORGET (0: bounded only by the
+ *	request's length).
  * @minor: negotiated protocol minor, 0 before INIT.
  * @flags: negotiated INIT flags (flags | flags2 << 32); the parser looks at
  *	FUSE_SETXATTR_EXT and FUSE_SECURITY_CTX.
