@@ -252,7 +252,8 @@ static const struct vqf_fuse_op vqf_fuse_ops[] = {
 		.opcode = FUSE_CREATE, .name = "CREATE",
 		.flags = RQ | ENTRYVER | VQF_OPF_EXT,
 		.nr_in = 2,
-		.in = { A_FIXED(fuse_create_in, "create_in"),
+		.in = { A_FIXED_COMPAT(fuse_create_in,
+				       VQF_COMPAT_CREATE_IN_SIZE, "create_in"),
 			NAME_ARG("name") },
 		.nr_out = 3,
 		.out = { ENTRY_OUT, A_FIXED(fuse_open_out, "open_out"),
@@ -392,8 +393,10 @@ u32 vqf_fuse_op_in_fixed_size(const struct vqf_fuse_op *op, u32 minor,
 		return 0;
 	switch (op->opcode) {
 	case FUSE_MKNOD:
+	case FUSE_CREATE:
+		/* Both min_sizes are the pre-7.12 forms. */
 		if (minor_before(minor, 12))
-			return FUSE_COMPAT_MKNOD_IN_SIZE;
+			return op->in[0].min_size;
 		break;
 	case FUSE_WRITE:
 		if (minor_before(minor, 9))

@@ -53,6 +53,8 @@
 #define VQF_REMOVEMAPPING_MAX	(4096 / sizeof(struct fuse_removemapping_one))
 /* Older init_in: major, minor, max_readahead, flags (before 7.36). */
 #define VQF_COMPAT_INIT_IN_SIZE	16
+/* Before 7.12 CREATE sent a fuse_open_in (fs/fuse/dev.c fuse_adjust_compat). */
+#define VQF_COMPAT_CREATE_IN_SIZE	8
 
 enum vqf_arg_kind {
 	VQF_ARG_NONE = 0,
@@ -162,8 +164,8 @@ unsigned int vqf_fuse_op_count(void);
  * @minor: negotiated FUSE minor version (fuse_init_out.minor), 0 = newest.
  * @setxattr_ext: whether FUSE_SETXATTR_EXT was negotiated.
  *
- * Encodes the compat rules: MKNOD sends FUSE_COMPAT_MKNOD_IN_SIZE before
- * 7.12, WRITE FUSE_COMPAT_WRITE_IN_SIZE before 7.9, SETXATTR
+ * Encodes the compat rules: MKNOD sends FUSE_COMPAT_MKNOD_IN_SIZE and
+ * CREATE VQF_COMPAT_CREATE_IN_SIZE before 7.12, WRITE FUSE_COMPAT_WRITE_IN_SIZE before 7.9, SETXATTR
  * FUSE_COMPAT_SETXATTR_IN_SIZE without FUSE_SETXATTR_EXT.  INIT is
  * answered before a minor is known and so always uses the full size here.
  *

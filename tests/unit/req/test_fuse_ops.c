@@ -326,6 +326,12 @@ static void test_compat_sizes(void **state)
 	assert_int_equal(vqf_fuse_op_in_fixed_size(vqf_fuse_op(FUSE_MKNOD),
 						   12, true),
 			 sizeof(struct fuse_mknod_in));
+	assert_int_equal(vqf_fuse_op_in_fixed_size(vqf_fuse_op(FUSE_CREATE),
+						   11, true),
+			 sizeof(struct fuse_open_in));
+	assert_int_equal(vqf_fuse_op_in_fixed_size(vqf_fuse_op(FUSE_CREATE),
+						   12, true),
+			 sizeof(struct fuse_create_in));
 	assert_int_equal(vqf_fuse_op_in_fixed_size(vqf_fuse_op(FUSE_WRITE),
 						   8, true),
 			 FUSE_COMPAT_WRITE_IN_SIZE);
