@@ -546,6 +546,37 @@ out_unlock:
 	return ret;
 }
 
+int vqf_backend_process_iov(struct vqf_backend *be, const struct iovec *iov,
+			    int iovcnt, vqf_backend_reply_fn reply,
+			    void *ctx)
+{
+	char small[4096];
+	size_t len = 0, off = 0;
+	char *buf;
+	int i, ret;
+
+	if (iovcnt < 1)
+		return -EINVAL;
+	if (iovcnt == 1)
+		return vqf_backend_process(be, iov[0].iov_base, iov[0].iov_len,
+					   reply, ctx);
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	buf = len <= sizeof(small) ? small : malloc(len);
+	if (!buf) {
+		STAT_INC(be, nomem);
+		return -ENOMEM;
+	}
+	for (i = 0; i < iovcnt; i++) {
+		memcpy(buf + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	ret = vqf_backend_process(be, buf, len, reply, ctx);
+	if (buf != small)
+		free(buf);
+	return ret;
+}
+
 int vqf_backend_init_out(struct vqf_backend *be, struct fuse_init_out *out)
 {
 	int ret = -ENOTCONN;

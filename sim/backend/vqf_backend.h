@@ -124,7 +124,10 @@ void vqf_backend_free(struct vqf_backend *be);
 /*
  * Serves one FUSE request: @req is the whole request as the guest wrote it
  * (struct fuse_in_header, then the opcode's arguments), @len its length.
- * The memory is only read, and only during the call.  @reply and @ctx
+ * The memory is only read, and only during the call.  It must be private
+ * to the host, not the guest's shared memory: the shape is checked first
+ * and libfuse reads it afterwards, so bytes the guest can still change
+ * (a name's NUL) would be a time-of-check/time-of-use hole.  @reply and @ctx
  * receive the reply; @ctx must stay valid until @reply was called.
  *
  * Returns VQF_BE_REPLY or VQF_BE_NO_REPLY (see above).  A request that is
@@ -136,6 +139,18 @@ void vqf_backend_free(struct vqf_backend *be);
  */
 int vqf_backend_process(struct vqf_backend *be, const void *req, size_t len,
 			vqf_backend_reply_fn reply, void *ctx);
+
+/*
+ * vqf_backend_process() for a request in pieces, e.g. the device's copies
+ * of header, argument and names followed by the WRITE payload: libfuse
+ * wants one buffer, so the pieces are gathered into a private one (one
+ * copy; none when @iovcnt is 1).  Same results, plus -ENOMEM (counted in
+ * nomem, no reply) when the gather buffer cannot be allocated and
+ * -EINVAL for @iovcnt < 1.
+ */
+int vqf_backend_process_iov(struct vqf_backend *be, const struct iovec *iov,
+			    int iovcnt, vqf_backend_reply_fn reply,
+			    void *ctx);
 
 /*
  * The INIT reply the filesystem gave (max_write, flags, max_pages...),

@@ -171,6 +171,40 @@ static int reopen(struct vqf_pt *pt, struct pt_inode *in, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * setfsuid()/setfsgid() act on the calling thread only, so concurrent
+ * workers can each create as their own guest caller.  The group goes
+ * first: once fsuid is not 0 the thread may no longer change it.
+ */
+struct pt_cred {
+	bool switched;
+};
+
+static int cred_enter(struct vqf_pt *pt, fuse_req_t req, struct pt_cred *c)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	c->switched = false;
+	if (!pt->creds || (ctx->uid == 0 && ctx->gid == 0))
+		return 0;
+	syscall(SYS_setfsgid, ctx->gid);
+	syscall(SYS_setfsuid, ctx->uid);
+	c->switched = true;
+	/* Both calls return the old id; read back the new one to check. */
+	if ((uid_t)syscall(SYS_setfsuid, -1) != ctx->uid ||
+	    (gid_t)syscall(SYS_setfsgid, -1) != ctx->gid)
+		return -EPERM;
+	return 0;
+}
+
+static void cred_leave(struct pt_cred *c)
+{
+	if (!c->switched)
+		return;
+	syscall(SYS_setfsuid, 0);
+	syscall(SYS_setfsgid, 0);
+}
+
 static void proc_path(char *buf, size_t len, const struct pt_inode *in)
 {
 	snprintf(buf, len, "/proc/self/fd/%d", in->fd);
@@ -398,6 +432,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct vqf_pt *pt = pt_of(req);
 	struct fuse_entry_param e;
 	struct pt_inode *dir;
+	struct pt_cred cred;
 	int err, res;
 
 	dir = get_parent(pt, parent, name, &err);
@@ -405,13 +440,18 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -err);
 		return;
 	}
+	if (kind == MK_NOD && (S_ISCHR(mode) || S_ISBLK(mode))) {
+		PT_STAT(pt, refused_mknod_dev);
+		err = -EPERM;
+		goto out;
+	}
+	err = cred_enter(pt, req, &cred);
+	if (err) {
+		cred_leave(&cred);
+		goto out;
+	}
 	switch (kind) {
 	case MK_NOD:
-		if (S_ISCHR(mode) || S_ISBLK(mode)) {
-			PT_STAT(pt, refused_mknod_dev);
-			err = -EPERM;
-			goto out;
-		}
 		res = mknodat(dir->fd, name, mode, rdev);
 		break;
 	case MK_DIR:
@@ -421,7 +461,10 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		res = symlinkat(target, dir->fd, name);
 		break;
 	}
-	err = res ? -errno : do_lookup(pt, dir, name, &e);
+	err = res ? -errno : 0;
+	cred_leave(&cred);
+	if (!err)
+		err = do_lookup(pt, dir, name, &e);
 out:
 	pt_inode_put(pt, dir);
 	if (err)
@@ -582,6 +625,7 @@ static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct vqf_pt *pt = pt_of(req);
 	struct fuse_entry_param e;
 	struct pt_inode *dir, *in;
+	struct pt_cred cred;
 	int fd, err, flags;
 
 	dir = get_parent(pt, parent, name, &err);
@@ -595,10 +639,13 @@ static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	 * open the device.  An existing name is then looked up and reopened
 	 * like OPEN, with its type checked.
 	 */
-	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, mode & 07777);
-	if (fd < 0) {
+	err = cred_enter(pt, req, &cred);
+	fd = err ? -1 : openat(dir->fd, name, flags | O_CREAT | O_EXCL |
+			       O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+	if (fd < 0 && !err)
 		err = -errno;
+	cred_leave(&cred);
+	if (fd < 0) {
 		if (err == -EEXIST && !(fi->flags & O_EXCL))
 			err = do_lookup(pt, dir, name, &e);
 		else if (err == -ELOOP)
@@ -1356,6 +1403,13 @@ struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg)
 	pt->timeout = cfg->timeout;
 	pt->uring_min = cfg->uring_min ? cfg->uring_min : 128 << 10;
 	pt->io_chunk = cfg->io_chunk ? cfg->io_chunk : 32 << 10;
+	pt->creds = cfg->creds == VQF_PT_CREDS_ON ||
+		    (cfg->creds == VQF_PT_CREDS_AUTO && geteuid() == 0);
+	if (pt->creds && geteuid() != 0) {
+		free(pt);
+		errno = EPERM;
+		return NULL;
+	}
 	switch (cfg->io) {
 	case VQF_PT_IO_PREAD:
 		pt->uring = false;

@@ -36,6 +36,11 @@ struct vqf_pt_config {
 	 * into io_chunk pieces submitted together (0: 128 KiB / 32 KiB). */
 	size_t uring_min;
 	size_t io_chunk;
+	/* New inodes (CREATE, MKNOD, MKDIR, SYMLINK) belong to the guest
+	 * caller's uid/gid: the worker thread's fsuid/fsgid are switched
+	 * around the syscall, as virtiofsd does.  Only possible as root;
+	 * VQF_PT_CREDS_AUTO: on when running as root. */
+	enum { VQF_PT_CREDS_AUTO = 0, VQF_PT_CREDS_ON, VQF_PT_CREDS_OFF } creds;
 };
 
 /* Every refused guest attempt lands in exactly one refused_* counter. */
@@ -64,8 +69,9 @@ struct vqf_pt;
  * Opens @cfg->source and returns the filesystem, whose address is the
  * userdata to give vqf_backend_new() with vqf_pt_ops().  Sets the process
  * umask to 0, as virtiofsd does: the guest has applied its own.
- * Returns NULL with errno: ENOTDIR, what open() failed with, ENOMEM, or
- * ENOSYS when VQF_PT_IO_URING was asked and io_uring is unavailable.
+ * Returns NULL with errno: ENOTDIR, what open() failed with, ENOMEM,
+ * ENOSYS when VQF_PT_IO_URING was asked and io_uring is unavailable, or
+ * EPERM when VQF_PT_CREDS_ON was asked without root.
  */
 struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg);
 

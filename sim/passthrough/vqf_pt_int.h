@@ -65,6 +65,7 @@ struct vqf_pt {
 	int proc_fd;		/* /proc/self/fd, O_PATH */
 	double timeout;
 	bool uring;
+	bool creds;		/* switch fsuid/fsgid for creations */
 	size_t uring_min, io_chunk;
 
 	pthread_mutex_t lock;	/* tables and hash */

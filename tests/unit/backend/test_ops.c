@@ -173,6 +173,15 @@ static void test_file_io(void **state)
 				   0600, NULL, &fh), -EEXIST);
 	assert_int_equal(tf_unlink(t, FUSE_ROOT_ID, "f"), 0);
 	assert_int_equal(stat(tf_host(f, "f"), &st), -1);
+
+	/* Large transfers took the io_uring path, small ones pread. */
+	if (f->kind == TF_VQF_PT_PREAD) {
+		assert_int_equal(tf_pt_stats(f).uring_ios, 0);
+		assert_true(tf_pt_stats(f).sync_ios >= 4);
+	} else if (f->kind == TF_VQF_PT && vqf_pt_uses_uring(f->pt)) {
+		assert_int_equal(tf_pt_stats(f).uring_ios, 2);
+		assert_true(tf_pt_stats(f).sync_ios >= 4);
+	}
 	free(big);
 	free(back);
 }
@@ -423,6 +432,86 @@ static void test_forget(void **state)
 	assert_int_equal(tf_lookup(t, FUSE_ROOT_ID, "g", NULL), 0);
 }
 
+/* io_uring is detected at start; VQF_PT_IO=pread turns it off. */
+static void test_io_modes(void **state)
+{
+	struct vqf_pt_config cfg = { .source = "/tmp" };
+	struct vqf_pt *pt;
+
+	(void)state;
+	setenv("VQF_PT_IO", "pread", 1);
+	pt = vqf_pt_new(&cfg);
+	unsetenv("VQF_PT_IO");
+	assert_non_null(pt);
+	assert_false(vqf_pt_uses_uring(pt));
+	vqf_pt_free(pt);
+	cfg.io = VQF_PT_IO_PREAD;
+	pt = vqf_pt_new(&cfg);
+	assert_non_null(pt);
+	assert_false(vqf_pt_uses_uring(pt));
+	vqf_pt_free(pt);
+	cfg.source = "/nonexistent-vqf";
+	assert_null(vqf_pt_new(&cfg));
+	assert_int_equal(errno, ENOENT);
+	cfg.source = "/etc/passwd";
+	assert_null(vqf_pt_new(&cfg));
+	assert_int_equal(errno, ENOTDIR);
+}
+
+/* New inodes belong to the caller named in the request header. */
+static void set_caller(struct tf_msg *m, uint32_t uid, uint32_t gid)
+{
+	struct fuse_in_header h;
+
+	memcpy(&h, m->buf, sizeof(h));
+	h.uid = uid;
+	h.gid = gid;
+	memcpy(m->buf, &h, sizeof(h));
+}
+
+static void test_creds(void **state)
+{
+	struct tf_fs *f = *state;
+	struct tf *t = &f->t;
+	struct fuse_create_in ci = { .flags = O_RDWR, .mode = 0644 };
+	struct fuse_mkdir_in mi = { .mode = 0777 };
+	struct stat st;
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	tf_begin(&t->m, FUSE_MKDIR, FUSE_ROOT_ID, 0);
+	tf_put(&t->m, &mi, sizeof(mi));
+	tf_puts(&t->m, "ud");
+	set_caller(&t->m, 1234, 5678);
+	assert_int_equal(tf_call(t), 0);
+	assert_int_equal(stat(tf_host(f, "ud"), &st), 0);
+	assert_int_equal(st.st_uid, 1234);
+	assert_int_equal(st.st_gid, 5678);
+
+	tf_begin(&t->m, FUSE_CREATE, FUSE_ROOT_ID, 0);
+	tf_put(&t->m, &ci, sizeof(ci));
+	tf_puts(&t->m, "uf");
+	set_caller(&t->m, 4321, 8765);
+	assert_int_equal(tf_call(t), 0);
+	assert_int_equal(stat(tf_host(f, "uf"), &st), 0);
+	assert_int_equal(st.st_uid, 4321);
+	assert_int_equal(st.st_gid, 8765);
+
+	/* The caller's rights apply: 4321 may not write into root's 0755
+	 * shared directory... */
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	tf_begin(&t->m, FUSE_MKDIR, FUSE_ROOT_ID, 0);
+	tf_put(&t->m, &mi, sizeof(mi));
+	tf_puts(&t->m, "denied");
+	set_caller(&t->m, 4321, 8765);
+	assert_int_equal(tf_call(t), -EACCES);
+	/* ...and the worker is root again afterwards. */
+	assert_int_equal(tf_mkdir(t, FUSE_ROOT_ID, "rootdir", 0755, NULL), 0);
+	assert_int_equal(stat(tf_host(f, "rootdir"), &st), 0);
+	assert_int_equal(st.st_uid, 0);
+}
+
 /* Workers each in their own directory, all through one backend. */
 #define THREADS 4
 
@@ -509,6 +598,9 @@ int main(void)
 		ALL(setup_pt),
 		cmocka_unit_test_setup_teardown(test_forget, setup_pt,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_creds, setup_pt,
+						teardown),
+		cmocka_unit_test(test_io_modes),
 		cmocka_unit_test_setup_teardown(test_threads, setup_pt,
 						teardown),
 	};
