@@ -1,0 +1,198 @@
+# shellcheck shell=sh
+# Host-side helpers shared by vqf-qemu, run-test.sh and bench-qemu.sh:
+# locate the installed Debian kernel, build the initramfs, start virtiofsd,
+# boot QEMU (TCG, always under timeout) and scan the guest console.
+#
+# Callers set before sourcing:
+#   VQF_QEMU_SRC   this folder (tests/qemu in the source tree)
+#   VQF_QEMU_BIN   the build folder holding vqf-posix and vqf-bench
+# Optional environment:
+#   VQF_KVER       kernel version (default: newest /boot/vmlinuz-6.1.0-*-amd64
+#                  that has /lib/modules/<ver>/modules.dep)
+#   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko (default
+#                  <build>/kernel)
+#   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
+#   VQF_QEMU_SMP   guest vCPUs (default 2)
+
+VQF_TAG=vqf
+VQF_9P_TAG=vqf9p
+: "${VQF_QEMU_MEM:=1G}"
+: "${VQF_QEMU_SMP:=2}"
+
+vqf_die()
+{
+	echo "vqf-qemu: $*" >&2
+	exit 1
+}
+
+# The kernel the guest boots: never `uname -r`, which is this host's.
+vqf_kver()
+{
+	if [ -n "${VQF_KVER:-}" ]; then
+		echo "$VQF_KVER"
+		return
+	fi
+	for k in $(ls -1 /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V -r); do
+		v=${k#/boot/vmlinuz-}
+		if [ -f "/lib/modules/$v/modules.dep" ]; then
+			echo "$v"
+			return
+		fi
+	done
+	vqf_die "no /boot/vmlinuz-6.1.0-*-amd64 with modules (apt-get install linux-image-amd64)"
+}
+
+# Module files for NAME and everything it needs, dependencies first, as
+# paths relative to /lib/modules/<ver>.  modules.dep lists each module's
+# full transitive closure, the module to load last first.
+vqf_mod_closure()
+{
+	kv=$1
+	shift
+	for m in "$@"; do
+		line=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "/lib/modules/$kv/modules.dep") ||
+			vqf_die "module $m not in modules.dep of $kv"
+		self=${line%%:*}
+		deps=${line#*:}
+		# reverse the dependency list, then the module itself
+		for d in $deps; do echo "$d"; done | tac
+		echo "$self"
+	done | awk '!seen[$0]++'
+}
+
+# Module set name -> ordered .ko basenames in the guest.  Written into the
+# initramfs as /etc/vqf-modsets so the guest never hard-codes load order.
+vqf_write_modsets()
+{
+	kv=$1 out=$2
+	: >"$out"
+	for set in "virtio:virtio_pci" "fuse:fuse" "virtiofs:virtiofs" \
+		   "9p:9pnet_virtio 9p"; do
+		name=${set%%:*}
+		# shellcheck disable=SC2086
+		mods=$(vqf_mod_closure "$kv" ${set#*:} | sed 's|.*/||; s|\.ko.*||' |
+		       tr '\n' ' ')
+		echo "$name: $mods" >>"$out"
+	done
+}
+
+# vqf_mkinitramfs WORKDIR -> WORKDIR/initramfs.cpio
+vqf_mkinitramfs()
+{
+	w=$1
+	kv=$(vqf_kver)
+	root=$w/initramfs
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" \
+		"$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/mnt" \
+		"$root/etc" "$root/lib/vqf" "$root/root"
+	bb=$(command -v busybox) || vqf_die "busybox-static is missing"
+	file -L "$bb" | grep -q 'statically linked' ||
+		vqf_die "$bb is not static (apt-get install busybox-static)"
+	cp "$bb" "$root/bin/busybox"
+	# every module of every set, debug info stripped
+	# shellcheck disable=SC2046
+	for rel in $(vqf_mod_closure "$kv" virtio_pci fuse virtiofs 9pnet_virtio 9p); do
+		src=/lib/modules/$kv/$rel
+		base=$(basename "$rel")
+		case $base in
+		*.ko) strip --strip-debug -o "$root/lib/vqf/$base" "$src" ;;
+		*.ko.xz) xz -dc "$src" >"$root/lib/vqf/${base%.xz}" &&
+			 strip --strip-debug "$root/lib/vqf/${base%.xz}" ;;
+		*.ko.zst) zstd -qdc "$src" >"$root/lib/vqf/${base%.zst}" &&
+			  strip --strip-debug "$root/lib/vqf/${base%.zst}" ;;
+		*) vqf_die "unknown module format $base" ;;
+		esac
+	done
+	vqf_write_modsets "$kv" "$root/etc/vqf-modsets"
+	ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
+	for m in vqfuse vqfuse_test; do
+		if [ -f "$ko/$m.ko" ]; then
+			strip --strip-debug -o "$root/lib/vqf/$m.ko" "$ko/$m.ko"
+		fi
+	done
+	for p in vqf-posix vqf-bench; do
+		[ -x "$VQF_QEMU_BIN/$p" ] || vqf_die "$VQF_QEMU_BIN/$p not built"
+		cp "$VQF_QEMU_BIN/$p" "$root/bin/$p"
+	done
+	cp "$VQF_QEMU_SRC/guest-init.sh" "$root/init"
+	cp "$VQF_QEMU_SRC/guest-lib.sh" "$root/etc/vqf-guest-lib.sh"
+	chmod 755 "$root/init"
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) \
+		>"$w/initramfs.cpio" || vqf_die "cpio failed"
+}
+
+# vqf_add_run_script WORKDIR SCRIPT -> WORKDIR/boot.cpio: the base archive
+# plus /run.sh.  The kernel unpacks concatenated newc archives in order.
+vqf_add_run_script()
+{
+	w=$1 script=$2
+	rm -rf "$w/runfs" && mkdir -p "$w/runfs"
+	printf '%s\n' "$script" >"$w/runfs/run.sh"
+	(cd "$w/runfs" && echo run.sh | cpio -o -H newc --quiet) >"$w/run.cpio"
+	cat "$w/initramfs.cpio" "$w/run.cpio" >"$w/boot.cpio"
+}
+
+# vqf_start_virtiofsd SHARED SOCK LOG: background virtiofsd, sets
+# VQF_VIRTIOFSD_PID once the socket is there.
+vqf_start_virtiofsd()
+{
+	shared=$1 sock=$2 log=$3
+	rm -f "$sock"
+	/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$shared" \
+		-o cache=auto -o xattr >"$log" 2>&1 &
+	VQF_VIRTIOFSD_PID=$!
+	i=0
+	while [ ! -S "$sock" ]; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$VQF_VIRTIOFSD_PID" 2>/dev/null; then
+			cat "$log" >&2
+			vqf_die "virtiofsd did not start"
+		fi
+		sleep 0.1
+	done
+}
+
+vqf_stop_virtiofsd()
+{
+	if [ -n "${VQF_VIRTIOFSD_PID:-}" ]; then
+		kill "$VQF_VIRTIOFSD_PID" 2>/dev/null
+		wait "$VQF_VIRTIOFSD_PID" 2>/dev/null
+		VQF_VIRTIOFSD_PID=
+	fi
+}
+
+# vqf_run_qemu INITRD SOCK [9P_DIR]: boots the guest under timeout
+# (VQF_QEMU_TIMEOUT seconds, 0 = none, for interactive use).  No NIC (no
+# option ROM to load), serial console on stdio, an oops or panic ends QEMU
+# (panic=-1 with -no-reboot).  Extra kernel arguments: VQF_QEMU_APPEND.
+vqf_run_qemu()
+{
+	initrd=$1 sock=$2 ninep=${3:-}
+	kv=$(vqf_kver)
+	set -- -accel tcg -cpu max -smp "$VQF_QEMU_SMP" -m "$VQF_QEMU_MEM" \
+		-nographic -no-reboot -nic none \
+		-kernel "/boot/vmlinuz-$kv" -initrd "$initrd" \
+		-append "console=ttyS0 loglevel=5 panic=-1 ${VQF_QEMU_APPEND:-}" \
+		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
+		-numa node,memdev=mem \
+		-chardev "socket,id=vfs,path=$sock" \
+		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG"
+	if [ -n "$ninep" ]; then
+		set -- "$@" -virtfs \
+			"local,path=$ninep,mount_tag=$VQF_9P_TAG,security_model=none"
+	fi
+	if [ "${VQF_QEMU_TIMEOUT:-360}" = 0 ]; then
+		qemu-system-x86_64 "$@"
+	else
+		timeout -k 5 "${VQF_QEMU_TIMEOUT:-360}" qemu-system-x86_64 "$@"
+	fi
+}
+
+# vqf_scan_console LOG: prints every line that fails a run; status 1 if any.
+vqf_scan_console()
+{
+	grep -n -E '^not ok|[^a-z]not ok [0-9]|Oops|BUG:|WARNING:|general protection fault|KASAN|refcount_t|list_add corruption|list_del corruption|Kernel panic|Call Trace|blocked for more than|soft lockup|hard LOCKUP|RCU stall|rcu_sched self-detected' \
+		"$1" && return 1
+	return 0
+}
