@@ -75,8 +75,10 @@ struct vqf_vring_drv_cfg {
 	u64 features;			/* subset of VQF_VRING_FEATURES */
 	struct vqf_vring_addr addr;	/* where the rings are */
 	const struct vqf_gmem *mem;	/* must map the rings contiguously */
-	u16 start_idx;	/* initial avail/used idx (tests of wrap-around);
-			 * the device must be created with the same value */
+	/* Initial avail/used idx (tests of wrap-around); create the device
+	 * with the same value.
+	 */
+	u16 start_idx;
 	unsigned int flags;		/* VQF_VRING_DRV_* */
 	/* Use an indirect table for buffers of at least this many segments
 	 * (0 means 2, which is what Linux does); a buffer that does not fit

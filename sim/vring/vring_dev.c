@@ -31,7 +31,7 @@ struct vqf_vring_dev {
 	/* Push side, on its own cache line so workers pushing do not slow
 	 * the thread popping.
 	 */
-	u16 used_idx __attribute__((aligned(64)));
+	_Alignas(64) u16 used_idx;
 	u16 signalled_used;	/* used_idx at the last need_notify */
 	bool signalled_valid;
 	u32 pushes;
@@ -388,7 +388,7 @@ int vqf_vring_dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
 		dev->stats->err_push++;
 		return -EINVAL;
 	}
-	e = &dev->used->ring[dev->used_idx & dev->mask];
+	e = dev->used->ring + (dev->used_idx & dev->mask);
 	WRITE_ONCE(e->id, cpu_to_le32(head));
 	WRITE_ONCE(e->len, cpu_to_le32(len));
 	dev->used_idx++;

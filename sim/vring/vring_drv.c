@@ -168,7 +168,7 @@ static inline u16 vring_flags(unsigned int i, unsigned int total,
 
 static inline const struct vqf_vring_gseg *
 seg_at(const struct vqf_vring_gseg *rd, unsigned int nrd,
-       const struct vqf_vring_gseg *wr, unsigned int i)
+	const struct vqf_vring_gseg *wr, unsigned int i)
 {
 	return i < nrd ? &rd[i] : &wr[i - nrd];
 }

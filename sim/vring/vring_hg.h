@@ -14,7 +14,7 @@
 #define VRING_HG_H
 
 #if defined(__has_include)
-#if __has_include(<valgrind/helgrind.h>)
+#if __has_include("valgrind/helgrind.h")
 #include <valgrind/helgrind.h>
 #define VQF_HG 1
 #endif

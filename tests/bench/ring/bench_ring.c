@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 	struct vqf_vring_drv_stats ds = { 0 };
 	struct vqf_vring_dev_stats vs = { 0 };
 	char *host_arg = NULL, *guest_arg = NULL;
-	static u8 bufmem[4096] __attribute__((aligned(4096)));
+	static u8 bufmem[4096] __attribute__((__aligned__(4096)));
 	struct vqf_vring_addr addr;
 	struct vqf_gmem mem;
 	struct timespec t0, t1;
