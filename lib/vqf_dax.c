@@ -119,6 +119,32 @@ void vqf_dax_fill_removemapping_one(struct fuse_removemapping_one *one,
 	one->len = len;
 }
 
+int vqf_dax_req_setupmapping(struct vqf_req *req, u64 unique, u64 nodeid,
+			     const struct fuse_setupmapping_in *in)
+{
+	int ret = vqf_req_init(req, FUSE_SETUPMAPPING, nodeid, unique);
+
+	return ret ? ret : vqf_req_add_in(req, in, sizeof(*in));
+}
+
+int vqf_dax_req_removemapping(struct vqf_req *req, u64 unique, u64 nodeid,
+			      const struct fuse_removemapping_in *in,
+			      const struct fuse_removemapping_one *one)
+{
+	int ret;
+
+	if (!in->count)
+		return -EINVAL;
+	if (in->count > VQF_REMOVEMAPPING_MAX)
+		return -E2BIG;
+	ret = vqf_req_init(req, FUSE_REMOVEMAPPING, nodeid, unique);
+	if (!ret)
+		ret = vqf_req_add_in(req, in, sizeof(*in));
+	if (!ret)
+		ret = vqf_req_add_in(req, one, in->count * sizeof(*one));
+	return ret;
+}
+
 /* ---- setup ---- */
 
 u32 vqf_dax_nr_ranges(u64 window_size, u64 range_size)

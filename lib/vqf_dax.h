@@ -75,6 +75,7 @@
 #include "vqf_compat.h"
 #include "vqf_itree.h"
 #include "vqf_fuse_ops.h"
+#include "vqf_req.h"
 
 #define VQF_DAX_RANGE_SHIFT_DEFAULT	21	/* 2 MiB, upstream FUSE_DAX_SHIFT */
 #define VQF_DAX_RECLAIM_PCT_DEFAULT	20	/* FUSE_DAX_RECLAIM_THRESHOLD */
@@ -419,5 +420,22 @@ void vqf_dax_fill_removemapping_in(struct fuse_removemapping_in *in,
 				   u32 count);
 void vqf_dax_fill_removemapping_one(struct fuse_removemapping_one *one,
 				    u64 moffset, u64 len);
+
+/*
+ * vqf_dax_req_setupmapping() - @req as FUSE_SETUPMAPPING for @nodeid with
+ * in-arg @in (kept by pointer until vqf_req_to_argbuf()); no out args.
+ * Returns 0 (vqf_req_init() cannot fail for this opcode).
+ */
+int vqf_dax_req_setupmapping(struct vqf_req *req, u64 unique, u64 nodeid,
+			     const struct fuse_setupmapping_in *in);
+
+/*
+ * vqf_dax_req_removemapping() - @req as FUSE_REMOVEMAPPING: @in, then
+ * @in->count entries at @one (both kept by pointer).  Returns 0, -EINVAL
+ * for a count of 0, -E2BIG above VQF_REMOVEMAPPING_MAX.
+ */
+int vqf_dax_req_removemapping(struct vqf_req *req, u64 unique, u64 nodeid,
+			      const struct fuse_removemapping_in *in,
+			      const struct fuse_removemapping_one *one);
 
 #endif /* VQF_DAX_H */

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * dax_vectors.h - shared test vectors for the DAX window (vqf_dax.h,
+ * vqf_dax_dev.h, vqf_itree.h).
+ *
+ * Plain C tables plus runners that use only the lib/ API, so the cmocka
+ * program (tests/unit/dax/) and the in-kernel KTAP module iterate the same
+ * cases the same way:
+ *
+ *   vqf_dax_vectors_count(), vqf_dax_vectors_name(i), vqf_dax_vectors_run(i)
+ *
+ * run() returns 0 when the case holds, else the line of the first failed
+ * check.  Kernel-clean: no libc beyond vqf_compat.h, big state in static
+ * storage (the runner is called from one thread), frames well under 1 KiB.
+ *
+ * Device cases start from one fixed map: a 16 MiB window, 4 KiB alignment,
+ * mappings at [0, 2 MiB) (nodeid 1, read-only) and [4 MiB, 6 MiB) (nodeid
+ * 1, read-write); slots as the case says.  Each rejection must move its
+ * own counter by one and no other counter, and leave the map as it was.
+ */
+#ifndef VQF_DAX_VECTORS_H
+#define VQF_DAX_VECTORS_H
+
+#include "vqf_dax.h"
+#include "vqf_dax_dev.h"
+#include "vqf_itree.h"
+
+#define VQF_DAX_VEC_CHECK(cond) \
+	do { if (!(cond)) return __LINE__; } while (0)
+#define VQF_DAX_VEC_MIB		(1024ULL * 1024)
+#define VQF_DAX_VEC_WINDOW	(16 * VQF_DAX_VEC_MIB)
+#define VQF_DAX_VEC_ALIGN	4096ULL
+#define VQF_DAX_VEC_RD		FUSE_SETUPMAPPING_FLAG_READ
+#define VQF_DAX_VEC_WR		FUSE_SETUPMAPPING_FLAG_WRITE
+#define VQF_DAX_VEC_U64_MAX	(~0ULL)
+
+/* Offsets of the counters in struct vqf_dax_dev_stats. */
+#define VQF_DAX_VEC_CTR(f)	offsetof(struct vqf_dax_dev_stats, f)
+#define VQF_DAX_VEC_NO_CTR	((size_t)-1)
+
+struct vqf_dax_setup_vec {
+	const char *name;
+	u64 fh, foffset, len, flags, moffset;
+	s32 size_delta;		/* added to sizeof(fuse_setupmapping_in) */
+	u64 file_size;
+	bool ro_file;
+	u32 nr_slots;		/* 0: 8 */
+	int err;
+	size_t ctr;		/* counter that must move (or a success one) */
+	u32 used_after;		/* mappings afterwards */
+};
+
+static const struct vqf_dax_setup_vec vqf_dax_setup_vecs[] = {
+	{ "setup: new mapping", 9, 2 * VQF_DAX_VEC_MIB, 2 * VQF_DAX_VEC_MIB,
+	  VQF_DAX_VEC_RD, 2 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false,
+	  0, 0, VQF_DAX_VEC_CTR(setups), 3 },
+	{ "setup: upgrade replaces the identical span", 9, 0,
+	  2 * VQF_DAX_VEC_MIB, VQF_DAX_VEC_RD | VQF_DAX_VEC_WR, 0, 0,
+	  VQF_DAX_VEC_U64_MAX, false, 0, 0, VQF_DAX_VEC_CTR(replaced), 2 },
+	{ "setup: last page of the window", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  VQF_DAX_VEC_WINDOW - 4096, 0, 1, false, 0, 0,
+	  VQF_DAX_VEC_CTR(setups), 3 },
+	{ "setup: adjacent below a mapping", 9, 0, 4096, VQF_DAX_VEC_WR,
+	  4 * VQF_DAX_VEC_MIB - 4096, 0, 1, false, 0, 0,
+	  VQF_DAX_VEC_CTR(setups), 3 },
+	{ "setup: tail past EOF is fine", 9, 4096, 2 * VQF_DAX_VEC_MIB,
+	  VQF_DAX_VEC_RD, 8 * VQF_DAX_VEC_MIB, 0, 4097, false, 0, 0,
+	  VQF_DAX_VEC_CTR(setups), 3 },
+	{ "setup: short in-arg", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, -1, VQF_DAX_VEC_U64_MAX, false, 0, -EBADMSG,
+	  VQF_DAX_VEC_CTR(setup_bad_size), 2 },
+	{ "setup: long in-arg", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 8, VQF_DAX_VEC_U64_MAX, false, 0, -EBADMSG,
+	  VQF_DAX_VEC_CTR(setup_bad_size), 2 },
+	{ "setup: unknown flag", 9, 0, 4096, VQF_DAX_VEC_RD | 4,
+	  8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EOPNOTSUPP,
+	  VQF_DAX_VEC_CTR(setup_bad_flags), 2 },
+	{ "setup: no access flag", 9, 0, 4096, 0, 8 * VQF_DAX_VEC_MIB, 0,
+	  VQF_DAX_VEC_U64_MAX, false, 0, -EOPNOTSUPP,
+	  VQF_DAX_VEC_CTR(setup_bad_flags), 2 },
+	{ "setup: zero length", 9, 0, 0, VQF_DAX_VEC_RD, 8 * VQF_DAX_VEC_MIB,
+	  0, VQF_DAX_VEC_U64_MAX, false, 0, -EINVAL,
+	  VQF_DAX_VEC_CTR(setup_unaligned), 2 },
+	{ "setup: moffset unaligned", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB + 512, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EINVAL,
+	  VQF_DAX_VEC_CTR(setup_unaligned), 2 },
+	{ "setup: len unaligned", 9, 0, 4095, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EINVAL,
+	  VQF_DAX_VEC_CTR(setup_unaligned), 2 },
+	{ "setup: foffset unaligned", 9, 1, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EINVAL,
+	  VQF_DAX_VEC_CTR(setup_unaligned), 2 },
+	{ "setup: past the window end", 9, 0, 8192, VQF_DAX_VEC_RD,
+	  VQF_DAX_VEC_WINDOW - 4096, 0, VQF_DAX_VEC_U64_MAX, false, 0, -ERANGE,
+	  VQF_DAX_VEC_CTR(setup_out_of_window), 2 },
+	{ "setup: moffset + len wraps", 9, 0, 8192, VQF_DAX_VEC_RD,
+	  VQF_DAX_VEC_U64_MAX - 4095, 0, VQF_DAX_VEC_U64_MAX, false, 0,
+	  -ERANGE, VQF_DAX_VEC_CTR(setup_out_of_window), 2 },
+	{ "setup: len larger than the window", 9, 0,
+	  VQF_DAX_VEC_WINDOW + 4096, VQF_DAX_VEC_RD, 0, 0,
+	  VQF_DAX_VEC_U64_MAX, false, 0, -ERANGE,
+	  VQF_DAX_VEC_CTR(setup_out_of_window), 2 },
+	{ "setup: foffset + len wraps", 9, VQF_DAX_VEC_U64_MAX - 4095, 8192,
+	  VQF_DAX_VEC_RD, 8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 0,
+	  -EFBIG, VQF_DAX_VEC_CTR(setup_file_limit), 2 },
+	{ "setup: foffset past loff_t", 9, 1ULL << 63, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EFBIG,
+	  VQF_DAX_VEC_CTR(setup_file_limit), 2 },
+	{ "setup: foffset at EOF", 9, 8192, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, 8192, false, 0, -ENXIO,
+	  VQF_DAX_VEC_CTR(setup_beyond_eof), 2 },
+	{ "setup: empty file", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, 0, false, 0, -ENXIO,
+	  VQF_DAX_VEC_CTR(setup_beyond_eof), 2 },
+	{ "setup: write on a read-only file", 9, 0, 4096,
+	  VQF_DAX_VEC_RD | VQF_DAX_VEC_WR, 8 * VQF_DAX_VEC_MIB, 0,
+	  VQF_DAX_VEC_U64_MAX, true, 0, -EACCES,
+	  VQF_DAX_VEC_CTR(setup_write_denied), 2 },
+	{ "setup: overlaps the head of a mapping", 9, 0, 8192,
+	  VQF_DAX_VEC_RD, 4 * VQF_DAX_VEC_MIB - 4096, 0, VQF_DAX_VEC_U64_MAX,
+	  false, 0, -EBUSY, VQF_DAX_VEC_CTR(setup_overlap), 2 },
+	{ "setup: inside a mapping", 9, 0, 4096, VQF_DAX_VEC_RD, 4096, 0,
+	  VQF_DAX_VEC_U64_MAX, false, 0, -EBUSY,
+	  VQF_DAX_VEC_CTR(setup_overlap), 2 },
+	{ "setup: covers two mappings", 9, 0, 6 * VQF_DAX_VEC_MIB,
+	  VQF_DAX_VEC_RD, 0, 0, VQF_DAX_VEC_U64_MAX, false, 0, -EBUSY,
+	  VQF_DAX_VEC_CTR(setup_overlap), 2 },
+	{ "setup: no free slot", 9, 0, 4096, VQF_DAX_VEC_RD,
+	  8 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false, 2, -ENOSPC,
+	  VQF_DAX_VEC_CTR(setup_no_slot), 2 },
+	{ "setup: replace needs no free slot", 9, 0, 2 * VQF_DAX_VEC_MIB,
+	  VQF_DAX_VEC_RD, 4 * VQF_DAX_VEC_MIB, 0, VQF_DAX_VEC_U64_MAX, false,
+	  2, 0, VQF_DAX_VEC_CTR(replaced), 2 },
+};
+
+#define VQF_DAX_REMOVE_VEC_MAX	4
+
+struct vqf_dax_remove_vec {
+	const char *name;
+	u32 count;		/* header count field */
+	u32 nr;			/* entries actually present */
+	struct fuse_removemapping_one e[VQF_DAX_REMOVE_VEC_MAX];
+	s32 size_delta;
+	int err;
+	size_t ctr;
+	u32 used_after;
+};
+
+static const struct vqf_dax_remove_vec vqf_dax_remove_vecs[] = {
+	{ "remove: one", 1, 1, { { 0, 2 * VQF_DAX_VEC_MIB } }, 0, 0,
+	  VQF_DAX_VEC_CTR(removes), 1 },
+	{ "remove: both in one batch", 2, 2,
+	  { { 4 * VQF_DAX_VEC_MIB, 2 * VQF_DAX_VEC_MIB },
+	    { 0, 2 * VQF_DAX_VEC_MIB } }, 0, 0, VQF_DAX_VEC_CTR(removes), 0 },
+	{ "remove: shorter than the header", 1, 0, { { 0 } }, -1, -EBADMSG,
+	  VQF_DAX_VEC_CTR(remove_bad_size), 2 },
+	{ "remove: count says 2, one entry", 2, 1,
+	  { { 0, 2 * VQF_DAX_VEC_MIB } }, 0, -EBADMSG,
+	  VQF_DAX_VEC_CTR(remove_bad_size), 2 },
+	{ "remove: trailing bytes", 1, 1, { { 0, 2 * VQF_DAX_VEC_MIB } }, 3,
+	  -EBADMSG, VQF_DAX_VEC_CTR(remove_bad_size), 2 },
+	{ "remove: count 0", 0, 0, { { 0 } }, 0, -ENODATA,
+	  VQF_DAX_VEC_CTR(remove_empty), 2 },
+	{ "remove: count above the page limit", VQF_REMOVEMAPPING_MAX + 1, 1,
+	  { { 0, 2 * VQF_DAX_VEC_MIB } }, 0, -E2BIG,
+	  VQF_DAX_VEC_CTR(remove_too_many), 2 },
+	{ "remove: count 0xffffffff", 0xffffffffU, 1,
+	  { { 0, 2 * VQF_DAX_VEC_MIB } }, 0, -E2BIG,
+	  VQF_DAX_VEC_CTR(remove_too_many), 2 },
+	{ "remove: unaligned moffset", 1, 1, { { 512, 2 * VQF_DAX_VEC_MIB } },
+	  0, -EINVAL, VQF_DAX_VEC_CTR(remove_unaligned), 2 },
+	{ "remove: zero length", 1, 1, { { 0, 0 } }, 0, -EINVAL,
+	  VQF_DAX_VEC_CTR(remove_unaligned), 2 },
+	{ "remove: past the window", 1, 1,
+	  { { VQF_DAX_VEC_WINDOW, 4096 } }, 0, -ERANGE,
+	  VQF_DAX_VEC_CTR(remove_out_of_window), 2 },
+	{ "remove: wraps", 1, 1,
+	  { { VQF_DAX_VEC_U64_MAX - 4095, 8192 } }, 0, -ERANGE,
+	  VQF_DAX_VEC_CTR(remove_out_of_window), 2 },
+	{ "remove: nothing mapped there", 1, 1,
+	  { { 8 * VQF_DAX_VEC_MIB, 2 * VQF_DAX_VEC_MIB } }, 0, -ENOENT,
+	  VQF_DAX_VEC_CTR(remove_not_mapped), 2 },
+	{ "remove: part of a mapping", 1, 1, { { 0, 4096 } }, 0, -ENOENT,
+	  VQF_DAX_VEC_CTR(remove_not_mapped), 2 },
+	{ "remove: good then unmapped: nothing removed", 2, 2,
+	  { { 0, 2 * VQF_DAX_VEC_MIB },
+	    { 2 * VQF_DAX_VEC_MIB, 2 * VQF_DAX_VEC_MIB } }, 0, -ENOENT,
+	  VQF_DAX_VEC_CTR(remove_not_mapped), 2 },
+	{ "remove: same mapping twice", 3, 3,
+	  { { 0, 2 * VQF_DAX_VEC_MIB },
+	    { 4 * VQF_DAX_VEC_MIB, 2 * VQF_DAX_VEC_MIB },
+	    { 0, 2 * VQF_DAX_VEC_MIB } }, 0, -ENOTUNIQ,
+	  VQF_DAX_VEC_CTR(remove_duplicate), 2 },
+};
+
+/* ---- shared state (static: kernel stacks are small) ---- */
+
+struct vqf_dax_vec_state {
+	struct vqf_dax_dev_map m;
+	struct vqf_dax_dev_mapping slots[8];
+	struct vqf_dax_dev_stats st;
+	struct fuse_removemapping_one ents[VQF_REMOVEMAPPING_MAX];
+	u8 wire[sizeof(struct fuse_removemapping_in) +
+		(VQF_REMOVEMAPPING_MAX + 1) *
+		sizeof(struct fuse_removemapping_one)];
+};
+
+static inline struct vqf_dax_vec_state *vqf_dax_vec_state(void)
+{
+	static struct vqf_dax_vec_state s;
+
+	return &s;
+}
+
+static inline u64 vqf_dax_vec_ctr(const struct vqf_dax_dev_stats *st,
+				  size_t off)
+{
+	u64 v;
+
+	memcpy(&v, (const u8 *)st + off, sizeof(v));
+	return v;
+}
+
+/* The fixed starting map; returns 0 or a line. */
+static inline int vqf_dax_vec_preload(struct vqf_dax_vec_state *s,
+				      u32 nr_slots)
+{
+	struct fuse_setupmapping_in in = { 0 };
+
+	memset(&s->st, 0, sizeof(s->st));
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_map_init(&s->m, VQF_DAX_VEC_WINDOW,
+						VQF_DAX_VEC_ALIGN, s->slots,
+						nr_slots ? nr_slots : 8));
+	in.len = 2 * VQF_DAX_VEC_MIB;
+	in.flags = VQF_DAX_VEC_RD;
+	VQF_DAX_VEC_CHECK(vqf_dax_dev_setup_commit(&s->m, 1, &in, &s->st));
+	in.moffset = 4 * VQF_DAX_VEC_MIB;
+	in.foffset = 2 * VQF_DAX_VEC_MIB;
+	in.flags |= VQF_DAX_VEC_WR;
+	VQF_DAX_VEC_CHECK(vqf_dax_dev_setup_commit(&s->m, 1, &in, &s->st));
+	memset(&s->st, 0, sizeof(s->st));
+	return 0;
+}
+
+/* Exactly counter @ctr moved, by one. */
+static inline int vqf_dax_vec_only_ctr(const struct vqf_dax_dev_stats *st,
+				       size_t ctr)
+{
+	u64 sum = 0;
+	size_t off;
+
+	for (off = 0; off < sizeof(*st); off += sizeof(u64))
+		sum += vqf_dax_vec_ctr(st, off);
+	if (ctr == VQF_DAX_VEC_NO_CTR)
+		return sum == 0;
+	/* a replacing setup moves "replaced" and "setups" */
+	if (ctr == VQF_DAX_VEC_CTR(replaced))
+		return sum == 2 && st->replaced == 1 && st->setups == 1;
+	return sum == vqf_dax_vec_ctr(st, ctr) && sum >= 1;
+}
+
+static inline int vqf_dax_run_setup_vec(const struct vqf_dax_setup_vec *v)
+{
+	struct vqf_dax_vec_state *s = vqf_dax_vec_state();
+	struct fuse_setupmapping_in in, copy;
+	const struct vqf_dax_dev_mapping *rep, *d;
+	struct vqf_dax_dev_limits lim;
+	u8 wire[sizeof(in) + 8];
+	size_t size = sizeof(in) + v->size_delta;
+	int ret, line;
+
+	line = vqf_dax_vec_preload(s, v->nr_slots);
+	if (line)
+		return line;
+	lim.file_size = v->file_size;
+	lim.max_bytes = VQF_DAX_MAX_FOFFSET + 1;
+	lim.writable = !v->ro_file;
+	vqf_dax_fill_setupmapping(&in, v->fh, v->foffset, v->len, v->moffset,
+				  false);
+	in.flags = v->flags;
+	memset(wire, 0xa5, sizeof(wire));
+	memcpy(wire, &in, sizeof(in));
+
+	ret = vqf_dax_dev_setup_check(&s->m, wire, size, &lim, &s->st, &copy,
+				      &rep);
+	VQF_DAX_VEC_CHECK(ret == v->err);
+	if (!ret) {
+		VQF_DAX_VEC_CHECK(!memcmp(&copy, &in, sizeof(in)));
+		VQF_DAX_VEC_CHECK(!rep == (v->ctr != VQF_DAX_VEC_CTR(replaced)));
+		d = vqf_dax_dev_setup_commit(&s->m, 7, &copy, &s->st);
+		VQF_DAX_VEC_CHECK(d);
+		VQF_DAX_VEC_CHECK(!rep || d == rep);
+		VQF_DAX_VEC_CHECK(vqf_dax_dev_lookup(&s->m, v->moffset) == d);
+		VQF_DAX_VEC_CHECK(d->nodeid == 7 && d->foffset == v->foffset &&
+				  d->flags == v->flags && d->fh == v->fh);
+	}
+	VQF_DAX_VEC_CHECK(vqf_dax_vec_only_ctr(&s->st, v->ctr));
+	VQF_DAX_VEC_CHECK(s->m.nr_used == v->used_after);
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_check(&s->m, NULL));
+	/* the preloaded mappings are untouched unless replaced */
+	d = vqf_dax_dev_lookup(&s->m, 4 * VQF_DAX_VEC_MIB);
+	VQF_DAX_VEC_CHECK(d && (d->nodeid == 1 || rep == d));
+	return 0;
+}
+
+static inline int vqf_dax_run_remove_vec(const struct vqf_dax_remove_vec *v)
+{
+	struct vqf_dax_vec_state *s = vqf_dax_vec_state();
+	struct fuse_removemapping_in rin = { v->count };
+	size_t size, hdr = sizeof(rin), one = sizeof(v->e[0]);
+	u32 i, count = 99;
+	int ret, line;
+
+	line = vqf_dax_vec_preload(s, 0);
+	if (line)
+		return line;
+	memset(s->wire, 0, sizeof(s->wire));
+	memcpy(s->wire, &rin, hdr);
+	for (i = 0; i < v->nr; i++)
+		memcpy(s->wire + hdr + i * one, &v->e[i], one);
+	size = hdr + v->nr * one + v->size_delta;
+
+	ret = vqf_dax_dev_remove_check(&s->m, s->wire, size, &s->st, s->ents,
+				       &count);
+	VQF_DAX_VEC_CHECK(ret == v->err);
+	if (ret) {
+		VQF_DAX_VEC_CHECK(count == 0);
+		VQF_DAX_VEC_CHECK(vqf_dax_vec_only_ctr(&s->st, v->ctr));
+	} else {
+		VQF_DAX_VEC_CHECK(count == v->nr);
+		VQF_DAX_VEC_CHECK(vqf_dax_vec_only_ctr(&s->st,
+						       VQF_DAX_VEC_NO_CTR));
+		vqf_dax_dev_remove_commit(&s->m, s->ents, count, &s->st);
+		VQF_DAX_VEC_CHECK(s->st.removes == v->nr);
+		for (i = 0; i < v->nr; i++)
+			VQF_DAX_VEC_CHECK(!vqf_dax_dev_lookup(&s->m,
+							     v->e[i].moffset));
+	}
+	VQF_DAX_VEC_CHECK(s->m.nr_used == v->used_after);
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_check(&s->m, NULL));
+	return 0;
+}
+
+/* ---- interval tree boundaries ---- */
+
+static inline int vqf_dax_run_itree_bounds(void)
+{
+	static struct vqf_itree_node n[4];
+	struct vqf_itree_root root = VQF_ITREE_ROOT_INIT;
+	static const u64 iv[4][2] = {
+		{ 0, 0 }, { 0, VQF_DAX_VEC_U64_MAX },
+		{ VQF_DAX_VEC_U64_MAX, VQF_DAX_VEC_U64_MAX }, { 10, 19 },
+	};
+	struct vqf_itree_node *x;
+	unsigned int i, hits;
+
+	for (i = 0; i < 4; i++) {
+		n[i].start = iv[i][0];
+		n[i].last = iv[i][1];
+		VQF_DAX_VEC_CHECK(!vqf_itree_insert(&root, &n[i]));
+	}
+	VQF_DAX_VEC_CHECK(!vqf_itree_check(&root, NULL));
+	hits = 0;
+	for (x = vqf_itree_iter_first(&root, VQF_DAX_VEC_U64_MAX,
+				      VQF_DAX_VEC_U64_MAX);
+	     x; x = vqf_itree_iter_next(x, VQF_DAX_VEC_U64_MAX,
+					VQF_DAX_VEC_U64_MAX))
+		hits++;
+	VQF_DAX_VEC_CHECK(hits == 2);
+	x = vqf_itree_iter_first(&root, 20, 30);
+	VQF_DAX_VEC_CHECK(x == &n[1]);
+	VQF_DAX_VEC_CHECK(!vqf_itree_iter_next(x, 20, 30));
+	x = vqf_itree_iter_first(&root, 19, 19);
+	VQF_DAX_VEC_CHECK(x == &n[1]);
+	VQF_DAX_VEC_CHECK(vqf_itree_iter_next(x, 19, 19) == &n[3]);
+	vqf_itree_remove(&root, &n[1]);
+	VQF_DAX_VEC_CHECK(!vqf_itree_check(&root, NULL));
+	VQF_DAX_VEC_CHECK(!vqf_itree_iter_first(&root, 20, 30));
+	VQF_DAX_VEC_CHECK(root.node->subtree_last == VQF_DAX_VEC_U64_MAX);
+	vqf_itree_remove(&root, &n[2]);
+	VQF_DAX_VEC_CHECK(root.node->subtree_last == 19);
+	return 0;
+}
+
+/* ---- request building: what the guest sends, the device accepts ---- */
+
+static inline int vqf_dax_run_req_roundtrip(void)
+{
+	struct vqf_dax_vec_state *s = vqf_dax_vec_state();
+	static struct fuse_removemapping_one one[2];
+	static u8 argbuf[64];
+	static struct vqf_req req;
+	struct fuse_removemapping_in rin;
+	struct fuse_setupmapping_in in, copy;
+	const struct vqf_dax_dev_mapping *rep;
+	struct vqf_dax_dev_limits lim = { VQF_DAX_VEC_U64_MAX,
+					  VQF_DAX_VEC_U64_MAX, true };
+	u32 count;
+	int line;
+
+	line = vqf_dax_vec_preload(s, 0);
+	if (line)
+		return line;
+	vqf_dax_fill_setupmapping(&in, 3, 6 * VQF_DAX_VEC_MIB,
+				  2 * VQF_DAX_VEC_MIB, 8 * VQF_DAX_VEC_MIB,
+				  true);
+	VQF_DAX_VEC_CHECK(!vqf_dax_req_setupmapping(&req, 1, 5, &in));
+	VQF_DAX_VEC_CHECK(!vqf_req_check_shape(&req, 0, false));
+	VQF_DAX_VEC_CHECK(vqf_req_argbuf_size(&req) == 40);
+	VQF_DAX_VEC_CHECK(!vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)));
+	VQF_DAX_VEC_CHECK(req.in_h.opcode == FUSE_SETUPMAPPING);
+	VQF_DAX_VEC_CHECK(req.in_h.nodeid == 5);
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_setup_check(&s->m, argbuf, 40, &lim,
+						   &s->st, &copy, &rep));
+	VQF_DAX_VEC_CHECK(vqf_dax_dev_setup_commit(&s->m, 5, &copy, &s->st));
+
+	vqf_dax_fill_removemapping_in(&rin, 2);
+	vqf_dax_fill_removemapping_one(&one[0], 8 * VQF_DAX_VEC_MIB,
+				       2 * VQF_DAX_VEC_MIB);
+	vqf_dax_fill_removemapping_one(&one[1], 0, 2 * VQF_DAX_VEC_MIB);
+	VQF_DAX_VEC_CHECK(!vqf_dax_req_removemapping(&req, 2, 5, &rin, one));
+	VQF_DAX_VEC_CHECK(!vqf_req_check_shape(&req, 0, false));
+	VQF_DAX_VEC_CHECK(vqf_req_argbuf_size(&req) == 4 + 2 * 16);
+	VQF_DAX_VEC_CHECK(!vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)));
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_remove_check(&s->m, argbuf, 36, &s->st,
+						    s->ents, &count));
+	vqf_dax_dev_remove_commit(&s->m, s->ents, count, &s->st);
+	VQF_DAX_VEC_CHECK(s->m.nr_used == 1);
+
+	rin.count = 0;
+	VQF_DAX_VEC_CHECK(vqf_dax_req_removemapping(&req, 3, 5, &rin, one) ==
+			  -EINVAL);
+	rin.count = VQF_REMOVEMAPPING_MAX + 1;
+	VQF_DAX_VEC_CHECK(vqf_dax_req_removemapping(&req, 3, 5, &rin, one) ==
+			  -E2BIG);
+	return 0;
+}
+
+/* ---- iteration for the runners ---- */
+
+#define VQF_DAX_NR_SETUP	ARRAY_SIZE(vqf_dax_setup_vecs)
+#define VQF_DAX_NR_REMOVE	ARRAY_SIZE(vqf_dax_remove_vecs)
+
+static inline unsigned int vqf_dax_vectors_count(void)
+{
+	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 2;
+}
+
+static inline const char *vqf_dax_vectors_name(unsigned int i)
+{
+	if (i < VQF_DAX_NR_SETUP)
+		return vqf_dax_setup_vecs[i].name;
+	i -= VQF_DAX_NR_SETUP;
+	if (i < VQF_DAX_NR_REMOVE)
+		return vqf_dax_remove_vecs[i].name;
+	i -= VQF_DAX_NR_REMOVE;
+	return i == 0 ? "itree: boundaries at 0 and U64_MAX" :
+			"req: SETUP/REMOVEMAPPING through vqf_req to the device";
+}
+
+static inline int vqf_dax_vectors_run(unsigned int i)
+{
+	if (i < VQF_DAX_NR_SETUP)
+		return vqf_dax_run_setup_vec(&vqf_dax_setup_vecs[i]);
+	i -= VQF_DAX_NR_SETUP;
+	if (i < VQF_DAX_NR_REMOVE)
+		return vqf_dax_run_remove_vec(&vqf_dax_remove_vecs[i]);
+	i -= VQF_DAX_NR_REMOVE;
+	return i == 0 ? vqf_dax_run_itree_bounds() :
+			vqf_dax_run_req_roundtrip();
+}
+
+#endif /* VQF_DAX_VECTORS_H */
