@@ -10,9 +10,8 @@
 
 /*
  * What the shared table (vqf_fuse_ops.h) does not say and the parser needs:
- * which names are path components (no '/'), which opcodes may carry a
- * security context after their names (FUSE_SECURITY_CTX, Linux 6.1 sends
- * it as an extra argument), and which sizes are bounded by max_read.
+ * which names are path components (no '/') and which sizes are bounded by
+ * max_read.
  */
 static bool dev_name_is_component(u32 opcode, unsigned int nth)
 {
@@ -25,18 +24,6 @@ static bool dev_name_is_component(u32 opcode, unsigned int nth)
 		return nth == 0;	/* the second name is the target */
 	}
 	return true;
-}
-
-static bool dev_may_have_secctx(u32 opcode)
-{
-	switch (opcode) {
-	case FUSE_CREATE:
-	case FUSE_MKNOD:
-	case FUSE_MKDIR:
-	case FUSE_SYMLINK:
-		return true;
-	}
-	return false;
 }
 
 static bool dev_read_sized(u32 opcode)
@@ -378,7 +365,7 @@ int vqf_dev_parse(const struct vqf_dev_conn *conn,
 	/* Extensions sit at the very end, after every argument. */
 	body = len - hdr;
 	ext = (u64)req->in.total_extlen * 8;
-	if (ext > body)
+	if (ext > body || (ext && !(op->flags & VQF_OPF_EXT)))
 		return dev_reject(req, stats, VQF_DEV_R_EXT);
 	body -= ext;
 
@@ -419,7 +406,12 @@ int vqf_dev_parse(const struct vqf_dev_conn *conn,
 	}
 
 	if (nnames) {
-		secctx = !last && !ext && dev_may_have_secctx(opcode) &&
+		/*
+		 * Linux 5.17 - 6.0 sent the security context as a plain extra
+		 * argument (no total_extlen); accept it as req->ext when the
+		 * feature was negotiated.
+		 */
+		secctx = !last && !ext && (op->flags & VQF_OPF_EXT) &&
 			 (conn->flags & FUSE_SECURITY_CTX);
 		start = c;
 		r = dev_names(conn, op, names, nnames, &c, body - tail, secctx,

@@ -161,6 +161,8 @@ struct vqf_dev_conn {
  * COUNT_MAX    -ETOOMANYREFS   EINVAL        count > forget_max /
  *                                            FUSE_REMOVEMAPPING_MAX_ENTRY
  * EXT          -EBADRQC        EINVAL        total_extlen beyond the request
+ *                                            or on an opcode without
+ *                                            VQF_OPF_EXT
  *
  * FORGET and BATCH_FORGET get no reply even when refused.
  */

@@ -6,7 +6,8 @@
  *
  * For each opcode, built from the table alone: the guest fills a vqf_req
  * (fixed args with a byte pattern and consistent count fields, names,
- * payloads - in pages where Linux uses pages -, out args likewise), lays
+ * payloads - in pages where Linux uses pages -, a request extension where
+ * the table allows one, out args likewise), lays
  * it out (argbuf + sg chain); the device maps the readable elements to
  * segments and parses them with vqf_dev_parse(), which must accept and
  * hand back exactly what was sent (fixed copy, names, payload view, and a
@@ -35,6 +36,7 @@ struct vqf_dev_rt_ctx {
 	struct vqf_req req;
 	u8 in_fixed[VQF_RT_BUF];
 	u8 payload[VQF_RT_BUF];
+	u8 ext[16];
 	u8 out_buf[VQF_REQ_MAX_OUT][VQF_RT_BUF];
 	u8 in_page[2][VQF_RT_BUF];
 	u8 out_page[2][VQF_RT_BUF];
@@ -175,6 +177,12 @@ static inline int vqf_rt_build(struct vqf_dev_rt_ctx *t,
 		}
 		VQF_RT_CHECK(!ret);
 	}
+	/* Opcodes that may carry one get a request extension (16 bytes). */
+	if (op->flags & VQF_OPF_EXT) {
+		vqf_rt_pattern(t->ext, sizeof(t->ext), op->opcode + 2);
+		VQF_RT_CHECK(!vqf_req_add_in(&t->req, t->ext, sizeof(t->ext)));
+		t->req.in_ext = true;
+	}
 	if (t->req.noreply)
 		return 0;
 	for (k = 0; k < op->nr_out; k++) {
@@ -281,6 +289,14 @@ static inline int vqf_dev_rt_vectors_run(unsigned int i)
 	if (t->dreq.arg_size)
 		VQF_RT_CHECK(!memcmp(&t->dreq.arg, t->in_fixed,
 				     t->dreq.arg_size));
+	VQF_RT_CHECK(t->dreq.ext.len ==
+		     ((op->flags & VQF_OPF_EXT) ? sizeof(t->ext) : 0));
+	if (t->dreq.ext.len) {
+		VQF_RT_CHECK(t->dreq.in.total_extlen == sizeof(t->ext) / 8);
+		VQF_RT_CHECK(!vqf_dev_view_copy(&t->dreq.ext, 0, t->scratch,
+						sizeof(t->ext)));
+		VQF_RT_CHECK(!memcmp(t->scratch, t->ext, sizeof(t->ext)));
+	}
 	if (t->dreq.data.len) {
 		VQF_RT_CHECK(!vqf_dev_view_copy(&t->dreq.data, 0, t->scratch,
 						t->dreq.data.len));

@@ -239,8 +239,12 @@ static const struct vqf_dev_vec vqf_dev_vecs[] = {
 	VQF_DV("mkdir_secctx", FUSE_MKDIR, .flags = FUSE_SECURITY_CTX,
 	       VQF_DV_FIXSTR(fuse_mkdir_in, "dir", .mode = 0755),
 	       VQF_DV_ZEROS(24), VQF_DV_NAME(3), .ext_len = 24),
-	VQF_DV("lookup_ext", FUSE_LOOKUP, .extlen = 1, VQF_DV_STR("x"),
-	       VQF_DV_ZEROS(8), VQF_DV_NAME(1), .ext_len = 8),
+	VQF_DV("create_ext", FUSE_CREATE, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_ZEROS(16), VQF_DV_NAME(1), .ext_len = 16),
+	VQF_DV("symlink_ext_and_secctx", FUSE_SYMLINK, .extlen = 1,
+	       .flags = FUSE_SECURITY_CTX, VQF_DV_STR("ln\0t"),
+	       VQF_DV_ZEROS(8), VQF_DV_NAMES(2, 1), .ext_len = 8),
 
 	/* Framing. */
 	VQF_DV("empty_chain", FUSE_LOOKUP, VQF_DV_STR("x"), .keep1 = 1,
@@ -260,8 +264,14 @@ static const struct vqf_dev_vec vqf_dev_vecs[] = {
 	VQF_DV("too_big", FUSE_WRITE, .max_write = 4096,
 	       VQF_DV_FIX(fuse_write_in, .size = 8200), VQF_DV_ZEROS(8200),
 	       VQF_DV_REJECT(VQF_DEV_R_TOO_BIG)),
-	VQF_DV("ext_beyond", FUSE_LOOKUP, .extlen = 100, VQF_DV_STR("x"),
-	       VQF_DV_REJECT(VQF_DEV_R_EXT)),
+	VQF_DV("ext_beyond", FUSE_MKDIR, .extlen = 100,
+	       VQF_DV_FIXSTR(fuse_mkdir_in, "d"), VQF_DV_REJECT(VQF_DEV_R_EXT)),
+	VQF_DV("ext_on_lookup", FUSE_LOOKUP, .extlen = 1, VQF_DV_STR("x"),
+	       VQF_DV_ZEROS(8), VQF_DV_REJECT(VQF_DEV_R_EXT)),
+	VQF_DV("ext_and_secctx_tail", FUSE_MKDIR, .extlen = 1,
+	       .flags = FUSE_SECURITY_CTX,
+	       VQF_DV_FIXSTR(fuse_mkdir_in, "d"), VQF_DV_ZEROS(16),
+	       VQF_DV_REJECT(VQF_DEV_R_TRAILING)),
 
 	/* Opcode, queue, INIT state. */
 	VQF_DV("opcode_0", 0, VQF_DV_REJECT(VQF_DEV_R_OPCODE)),
