@@ -720,8 +720,9 @@ static void pt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > PT_MAX_IO)
 		size = PT_MAX_IO;
-	buf = malloc(size ? size : 1);
-	if (!buf) {
+	/* Page-aligned, as libfuse's own read buffers: the copy into the
+	 * buffer and out of it run measurably faster. */
+	if (posix_memalign((void **)&buf, 4096, size ? size : 1)) {
 		pt_file_put(pt, f);
 		fuse_reply_err(req, ENOMEM);
 		return;
