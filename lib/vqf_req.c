@@ -88,19 +88,45 @@ static bool args_valid(const struct vqf_req *req, bool in)
 	return true;
 }
 
-int vqf_req_check(const struct vqf_req *req)
+/* Linear args of non-zero size have somewhere to come from or go to. */
+static bool values_present(const struct vqf_req *req)
+{
+	unsigned int i;
+
+	for (i = 0; i < req->in_numargs; i++)
+		if (req->in_args[i].size && !req->in_args[i].value &&
+		    !(req->in_pages && i + 1 == req->in_numargs))
+			return false;
+	for (i = 0; i < req->out_numargs; i++)
+		if (req->out_args[i].size && !req->out_args[i].value &&
+		    !(req->out_pages && i + 1 == req->out_numargs))
+			return false;
+	return true;
+}
+
+/*
+ * Everything about @req except the page descs: O(1), so
+ * vqf_req_complete() can afford it on every reply.
+ */
+static int check_light(const struct vqf_req *req)
 {
 	u64 total;
 
 	if (!req)
 		return -EINVAL;
-	if (!args_valid(req, true) || !args_valid(req, false))
+	if (req->in_numargs > VQF_REQ_MAX_IN ||
+	    req->out_numargs > VQF_REQ_MAX_OUT)
+		return -EINVAL;
+	if ((req->in_pages && !req->in_numargs) ||
+	    (req->out_pages && !req->out_numargs))
 		return -EINVAL;
 	if (req->noreply && (req->out_numargs || req->out_pages))
 		return -EINVAL;
-	if (req->page_zeroing && !req->out_pages)
+	if (req->page_zeroing && (!req->out_pages || !req->out_pv))
 		return -EINVAL;
 	if (req->out_argvar && req->out_numargs == 0)
+		return -EINVAL;
+	if (!values_present(req))
 		return -EINVAL;
 	if (req->in_ext) {
 		u32 sz;
@@ -119,6 +145,17 @@ int vqf_req_check(const struct vqf_req *req)
 	if (total > 0xffffffffULL)
 		return -EINVAL;
 	if (linear_len(req, true) + linear_len(req, false) > 0xffffffffULL)
+		return -EINVAL;
+	return 0;
+}
+
+int vqf_req_check(const struct vqf_req *req)
+{
+	int ret = check_light(req);
+
+	if (ret)
+		return ret;
+	if (!args_valid(req, true) || !args_valid(req, false))
 		return -EINVAL;
 	return 0;
 }
@@ -202,73 +239,87 @@ int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
 	return 0;
 }
 
-static void sg_linear(struct vqf_sg *sg, void *addr, u32 len, u32 flags)
+/* Appends page elements; false if they would pass @cap. */
+static bool sg_pages(struct vqf_sg *sg, unsigned int cap, unsigned int *n,
+		     const struct vqf_page_desc *pv, u32 nr, u32 total,
+		     u32 flags)
 {
-	sg->addr = addr;
-	sg->page = NULL;
-	sg->offset = 0;
-	sg->len = len;
-	sg->flags = flags;
-}
-
-static unsigned int sg_pages(struct vqf_sg *sg, const struct vqf_page_desc *pv,
-			     u32 nr, u32 total, u32 flags)
-{
-	unsigned int n = 0;
 	u32 i;
 
 	for (i = 0; i < nr && total; i++) {
 		u32 this_len = VQF_MIN(pv[i].length, total);
+		struct vqf_sg *e;
 
 		if (!this_len)
 			continue;
-		sg[n].addr = NULL;
-		sg[n].page = pv[i].page;
-		sg[n].offset = pv[i].offset;
-		sg[n].len = this_len;
-		sg[n].flags = flags;
-		n++;
+		if (*n >= cap)
+			return false;
+		e = &sg[(*n)++];
+		e->addr = NULL;
+		e->page = pv[i].page;
+		e->offset = pv[i].offset;
+		e->len = this_len;
+		e->flags = flags;
 		total -= this_len;
 	}
-	return n;
+	return true;
+}
+
+static bool sg_linear(struct vqf_sg *sg, unsigned int cap, unsigned int *n,
+		      void *addr, u32 len, u32 flags)
+{
+	struct vqf_sg *e;
+
+	if (*n >= cap)
+		return false;
+	e = &sg[(*n)++];
+	e->addr = addr;
+	e->page = NULL;
+	e->offset = 0;
+	e->len = len;
+	e->flags = flags;
+	return true;
 }
 
 int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
 		     unsigned int cap, struct vqf_sg_counts *counts)
 {
-	unsigned int need, n = 0, nr_readable;
+	unsigned int n = 0, nr_readable;
 	u32 in_len, out_len;
 	u8 *p = argbuf;
+	bool fits;
 
-	need = vqf_req_sg_count(req);
-	if (!need)
+	/* One pass: the caller sized @sg with vqf_req_sg_count(). */
+	if (vqf_req_check(req))
 		return -EINVAL;
-	if (cap < need || !sg)
-		return -ENOSPC;
 	in_len = linear_len(req, true);
 	out_len = req->noreply ? 0 : linear_len(req, false);
 	if (!argbuf && (in_len || out_len))
 		return -EINVAL;
+	if (!sg)
+		cap = 0;
 
-	sg_linear(&sg[n++], &req->in_h, IN_H_SIZE, 0);
-	if (in_len)
-		sg_linear(&sg[n++], p, in_len, 0);
-	if (req->in_pages)
-		n += sg_pages(&sg[n], req->in_pv, req->nr_in_pv,
-			      page_arg_size(req, true), 0);
+	fits = sg_linear(sg, cap, &n, &req->in_h, IN_H_SIZE, 0);
+	if (fits && in_len)
+		fits = sg_linear(sg, cap, &n, p, in_len, 0);
+	if (fits && req->in_pages)
+		fits = sg_pages(sg, cap, &n, req->in_pv, req->nr_in_pv,
+				page_arg_size(req, true), 0);
 	nr_readable = n;
-
-	if (!req->noreply) {
-		sg_linear(&sg[n++], &req->out_h, OUT_H_SIZE, VQF_SG_WRITE);
-		if (out_len)
-			sg_linear(&sg[n++], p + in_len, out_len, VQF_SG_WRITE);
-		if (req->out_pages)
-			n += sg_pages(&sg[n], req->out_pv, req->nr_out_pv,
-				      page_arg_size(req, false), VQF_SG_WRITE);
+	if (fits && !req->noreply) {
+		fits = sg_linear(sg, cap, &n, &req->out_h, OUT_H_SIZE,
+				 VQF_SG_WRITE);
+		if (fits && out_len)
+			fits = sg_linear(sg, cap, &n, p + in_len, out_len,
+					 VQF_SG_WRITE);
+		if (fits && req->out_pages)
+			fits = sg_pages(sg, cap, &n, req->out_pv,
+					req->nr_out_pv,
+					page_arg_size(req, false),
+					VQF_SG_WRITE);
 	}
-
-	if (VQF_WARN_ON(n != need))
-		return -EINVAL;
+	if (!fits)
+		return -ENOSPC;
 	if (counts) {
 		counts->nr_readable = nr_readable;
 		counts->nr_writable = n - nr_readable;
@@ -317,6 +368,8 @@ static void zero_page_tails(const struct vqf_req *req, u32 len,
 	for (i = 0; i < req->nr_out_pv; i++) {
 		const struct vqf_page_desc *d = &req->out_pv[i];
 
+		if (!d->page)	/* not checked since layout; never passed on */
+			continue;
 		if (len < d->length) {
 			ops->zero(ctx, d->page, d->offset + len,
 				  d->length - len);
@@ -337,7 +390,8 @@ int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
 	const u8 *p = argbuf;
 	s64 var;
 
-	if (vqf_req_check(req))
+	/* O(1): the page descs were checked when the request was laid out. */
+	if (check_light(req))
 		return -EINVAL;
 	if (req->page_zeroing && (!ops || !ops->zero))
 		return -EINVAL;
