@@ -18,6 +18,7 @@
 #include <linux/completion.h>
 #include <linux/virtio.h>
 #include <linux/atomic.h>
+#include "vqf_forget.h"
 
 struct fuse_req;
 struct fuse_iqueue;
@@ -36,24 +37,41 @@ enum {
  * validation failures are counted per cause so that a misbehaving device
  * is visible without a debugger.
  */
-enum vqf_kstat {
+enum vqfk_kstat {
 	VQF_KS_SENT,		/* requests added to a virtqueue */
 	VQF_KS_DONE,		/* replies taken off a used ring */
-	VQF_KS_REQUEUED,	/* add_sgs failed with -ENOSPC/-ENOMEM */
+	VQF_KS_REQUEUED,	/* ring full or no memory: sent later */
 	VQF_KS_ENQUEUE_ERR,	/* request ended by a submission error */
 	VQF_KS_BAD_REPLY,	/* replies that failed validation -> -EIO */
-	VQF_KS_FORGETS,		/* forget links sent on hiprio */
+	VQF_KS_FORGETS,		/* inodes forgotten on hiprio */
 	VQF_KS_FORGET_REQS,	/* FORGET/BATCH_FORGET requests on hiprio */
 	VQF_KS_INTERRUPTS,	/* FUSE_INTERRUPTs not sent (unsupported) */
 	VQF_KS_ABORTED,		/* requests ended because the device died */
 	VQF_KS_NR,
 };
 
+/*
+ * Replies lib/ refused (vqf_req_complete()'s errnos), by cause; each ends
+ * its request with -EIO.
+ */
+enum vqfk_bad_reply {
+	VQF_BAD_SHORT_HEADER,		/* -ENODATA */
+	VQF_BAD_LEN_OVERFLOW,		/* -EOVERFLOW */
+	VQF_BAD_PAGE_OVERFLOW,		/* -EFBIG */
+	VQF_BAD_LEN_MISMATCH,		/* -EBADMSG */
+	VQF_BAD_UNIQUE,			/* -ENOMSG */
+	VQF_BAD_ERROR,			/* -ERANGE */
+	VQF_BAD_ERROR_PAYLOAD,		/* -EPROTO */
+	VQF_BAD_SHORT_ARG,		/* -EREMOTEIO */
+	VQF_BAD_OTHER,			/* anything else (a glue bug) */
+	VQF_BAD_NR,
+};
+
 /* Per-virtqueue state. */
-struct vqf_kvq {
+struct vqfk_kvq {
 	spinlock_t lock;		/* vq, queued, connected, in_flight */
 	struct virtqueue *vq;
-	struct vqf_kfs *fs;
+	struct vqfk_kfs *fs;
 	struct work_struct done_work;
 	struct delayed_work dispatch_work;
 	struct list_head queued;	/* waiting for ring space, FIFO */
@@ -67,45 +85,50 @@ struct vqf_kvq {
 } ____cacheline_aligned_in_smp;
 
 /* One virtio-fs device. */
-struct vqf_kfs {
+struct vqfk_kfs {
 	struct kref refcount;		/* device + mounted fuse_conn */
-	struct list_head list;		/* on vqf_instances */
+	struct list_head list;		/* on vqfk_instances */
 	struct virtio_device *vdev;
 	char *tag;
-	struct vqf_kvq *vqs;
+	struct vqfk_kvq *vqs;
+	/* FORGETs taken off the fuse_iqueue, owned by the hiprio worker */
+	struct vqf_forget_queue forgets;
+	struct fuse_forget_one *forget_slots;
+	bool forgets_waiting;		/* ring was full: resend on completion */
 	unsigned int nvqs;		/* hiprio + request queues used */
 	unsigned int num_request_queues;	/* as offered by the device */
 	unsigned int *mq_map;		/* CPU -> request queue index */
 	struct fuse_iqueue *fiq;	/* of the mounted conn; hiprio lock */
 	struct dentry *debugfs;
-	atomic64_t bad_reply[16];	/* by lib/ validation cause */
+	atomic64_t bad_reply[VQF_BAD_NR];
 };
 
-extern struct mutex vqf_mutex;
-extern struct list_head vqf_instances;
+extern struct mutex vqfk_mutex;
+extern struct list_head vqfk_instances;
 
 /* vqfuse_virtio.c */
-extern struct virtio_driver vqf_virtio_driver;
-extern const struct fuse_iqueue_ops vqf_fiq_ops;
-void vqf_fs_put(struct vqf_kfs *fs);
-struct vqf_kfs *vqf_find_instance(const char *tag);
-void vqf_start_all_queues(struct vqf_kfs *fs);
-void vqf_stop_all_queues(struct vqf_kfs *fs);
-void vqf_drain_all_queues(struct vqf_kfs *fs);
-void vqf_stop_hiprio(struct vqf_kfs *fs);
-void vqf_set_fiq(struct vqf_kfs *fs, struct fuse_iqueue *fiq);
-void vqf_free_devs(struct vqf_kfs *fs);
+extern struct virtio_driver vqfk_virtio_driver;
+extern const struct fuse_iqueue_ops vqfk_fiq_ops;
+void vqfk_fs_put(struct vqfk_kfs *fs);
+struct vqfk_kfs *vqfk_find_instance(const char *tag);
+void vqfk_start_all_queues(struct vqfk_kfs *fs);
+void vqfk_stop_all_queues(struct vqfk_kfs *fs);
+void vqfk_drain_all_queues(struct vqfk_kfs *fs);
+void vqfk_stop_hiprio(struct vqfk_kfs *fs);
+void vqfk_set_fiq(struct vqfk_kfs *fs, struct fuse_iqueue *fiq);
+void vqfk_free_devs(struct vqfk_kfs *fs);
 
 /* vqfuse_super.c */
-extern struct file_system_type vqf_fs_type;
+extern struct file_system_type vqfk_fs_type;
 
 /* vqfuse_stats.c */
-int vqf_stats_init(void);
-void vqf_stats_exit(void);
-void vqf_stats_add_device(struct vqf_kfs *fs);
-void vqf_stats_remove_device(struct vqf_kfs *fs);
+int vqfk_stats_init(void);
+void vqfk_stats_exit(void);
+void vqfk_stats_add_device(struct vqfk_kfs *fs);
+void vqfk_stats_remove_device(struct vqfk_kfs *fs);
+enum vqfk_bad_reply vqfk_bad_index(int err);
 
-static inline void vqf_stat_inc(struct vqf_kvq *kvq, enum vqf_kstat s)
+static inline void vqfk_stat_inc(struct vqfk_kvq *kvq, enum vqfk_kstat s)
 {
 	atomic64_inc(&kvq->stat[s]);
 }

@@ -11,36 +11,36 @@
 #include <linux/virtio.h>
 #include "vqfuse.h"
 
-static int __init vqf_init(void)
+static int __init vqfk_init(void)
 {
 	int ret;
 
-	ret = vqf_stats_init();
+	ret = vqfk_stats_init();
 	if (ret < 0)
 		return ret;
-	ret = register_virtio_driver(&vqf_virtio_driver);
+	ret = register_virtio_driver(&vqfk_virtio_driver);
 	if (ret < 0)
 		goto out_stats;
-	ret = register_filesystem(&vqf_fs_type);
+	ret = register_filesystem(&vqfk_fs_type);
 	if (ret < 0)
 		goto out_driver;
 	return 0;
 
 out_driver:
-	unregister_virtio_driver(&vqf_virtio_driver);
+	unregister_virtio_driver(&vqfk_virtio_driver);
 out_stats:
-	vqf_stats_exit();
+	vqfk_stats_exit();
 	return ret;
 }
-module_init(vqf_init);
+module_init(vqfk_init);
 
-static void __exit vqf_exit(void)
+static void __exit vqfk_exit(void)
 {
-	unregister_filesystem(&vqf_fs_type);
-	unregister_virtio_driver(&vqf_virtio_driver);
-	vqf_stats_exit();
+	unregister_filesystem(&vqfk_fs_type);
+	unregister_virtio_driver(&vqfk_virtio_driver);
+	vqfk_stats_exit();
 }
-module_exit(vqf_exit);
+module_exit(vqfk_exit);
 
 MODULE_DESCRIPTION("vqfuse: virtio-fs transport built from a portable core");
 MODULE_LICENSE("GPL");

@@ -1,222 +1,172 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vqfuse_req.c - a fuse_req as virtio-fs buffers, and its reply checked.
+ * vqfuse_req.c - a fuse_req handed to lib/vqf_req.h and back.
  *
- * The request's in args are bounced into one kmalloc'ed argbuf (stack and
- * vmalloc'ed args cannot be mapped), followed by room for the out args; the
- * device-readable and device-writable parts become one scatterlist each in
- * virtio-fs order.  When the device hands the buffer back, the reply is
- * validated before anything is copied out of the argbuf: the device is not
- * trusted.
+ * lib/ does the marshalling and the reply validation; this file only
+ * translates: struct fuse_args (+ fuse_args_pages) into a struct vqf_req,
+ * lib's struct vqf_sg list into scatterlists, and the validated reply back
+ * into the fuse_req.  Everything the device may read or write (the headers
+ * inside struct vqf_req and the argbuf) sits in one kmalloc'ed block behind
+ * req->argbuf, so nothing on a stack or in vmalloc space is ever mapped.
  */
 #include <linux/slab.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include "fuse_i.h"
-#include "vqfuse.h"
+#include "vqf_req.h"
 #include "vqfuse_req.h"
 
-static unsigned int vqf_len_args(unsigned int n, const struct fuse_arg *args)
-{
-	unsigned int i, len = 0;
+/* Per-request state behind req->argbuf. */
+struct vqfk_kreq {
+	struct vqf_req vr;		/* headers are device-visible */
+	u32 used_len;			/* from the used ring, untrusted */
+	u32 argbuf_size;
+	u8 *argbuf;
+	struct vqf_page_desc pv[];	/* then the argbuf */
+};
 
-	for (i = 0; i < n; i++)
-		len += args[i].size;
-	return len;
+static void vqfk_kzero(void *ctx, void *page, u32 offset, u32 len)
+{
+	zero_user_segment(page, offset, offset + len);
 }
 
-static unsigned int vqf_count_pages(const struct fuse_args_pages *ap,
-				    unsigned int total)
-{
-	unsigned int i;
+static const struct vqf_page_ops vqfk_kpage_ops = {
+	.zero = vqfk_kzero,
+};
 
-	for (i = 0; i < ap->num_pages && total; i++)
-		total -= min(ap->descs[i].length, total);
-	return i;
+static void vqfk_req_point_pages(struct vqfk_kreq *kr, struct fuse_args *args)
+{
+	/* IOCTL's in and out data share one page array, as in lib/. */
+	kr->vr.in_pv = args->in_pages ? kr->pv : NULL;
+	kr->vr.out_pv = args->out_pages ? kr->pv : NULL;
 }
 
-unsigned int vqf_req_sg_count(struct fuse_req *req)
+int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 {
 	struct fuse_args *args = req->args;
 	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
-	unsigned int n = 1;	/* fuse_in_header */
+	unsigned int i, npages = 0;
+	struct vqfk_kreq *kr, *grown;
+	struct vqf_req *vr;
+	size_t head;
+	u32 size;
+	int ret;
 
-	if (args->in_numargs - args->in_pages)
-		n++;
-	if (args->in_pages)
-		n += vqf_count_pages(ap,
-				     args->in_args[args->in_numargs - 1].size);
-	if (!test_bit(FR_ISREPLY, &req->flags))
-		return n;
-	n++;			/* fuse_out_header */
-	if (args->out_numargs - args->out_pages)
-		n++;
-	if (args->out_pages)
-		n += vqf_count_pages(ap,
-				     args->out_args[args->out_numargs - 1].size);
-	return n;
-}
-
-int vqf_req_prepare(struct fuse_req *req, gfp_t gfp)
-{
-	struct fuse_args *args = req->args;
-	unsigned int num_in = args->in_numargs - args->in_pages;
-	unsigned int num_out = args->out_numargs - args->out_pages;
-	struct vqf_kreq *kr;
-	unsigned int in_len, out_len, i, off = 0;
-
-	in_len = vqf_len_args(num_in, (struct fuse_arg *)args->in_args);
-	out_len = vqf_len_args(num_out, args->out_args);
-	kr = kmalloc(sizeof(*kr) + in_len + out_len, gfp);
+	if (args->in_pages || args->out_pages)
+		npages = ap->num_pages;
+	head = struct_size(kr, pv, npages);
+	kr = kmalloc(head, gfp);
 	if (!kr)
 		return -ENOMEM;
-	kr->in_len = in_len;
-	kr->out_len = out_len;
+
+	vr = &kr->vr;
+	memset(vr, 0, sizeof(*vr));
+	vr->in_h = req->in.h;
+	vr->in_numargs = args->in_numargs;
+	vr->out_numargs = args->out_numargs;
+	vr->in_pages = args->in_pages;
+	vr->out_pages = args->out_pages;
+	vr->noreply = !test_bit(FR_ISREPLY, &req->flags);
+	vr->out_argvar = args->out_argvar;
+	vr->page_zeroing = args->out_pages && args->page_zeroing;
+	for (i = 0; i < args->in_numargs; i++) {
+		vr->in_args[i].size = args->in_args[i].size;
+		vr->in_args[i].value = args->in_args[i].value;
+	}
+	for (i = 0; i < args->out_numargs; i++) {
+		vr->out_args[i].size = args->out_args[i].size;
+		vr->out_args[i].value = args->out_args[i].value;
+	}
+	for (i = 0; i < npages; i++) {
+		kr->pv[i].page = ap->pages[i];
+		kr->pv[i].offset = ap->descs[i].offset;
+		kr->pv[i].length = ap->descs[i].length;
+	}
+	/* lib/ checks the page descs against the page arg's size. */
+	vr->nr_in_pv = args->in_pages ? npages : 0;
+	vr->nr_out_pv = args->out_pages ? npages : 0;
+	vqfk_req_point_pages(kr, args);
 	kr->used_len = 0;
-	for (i = 0; i < num_in; i++) {
-		memcpy(kr->buf + off, args->in_args[i].value,
-		       args->in_args[i].size);
-		off += args->in_args[i].size;
+
+	/* The argbuf goes right behind, in the same device-visible block. */
+	size = vqf_req_argbuf_size(vr);
+	grown = krealloc(kr, head + size, gfp);
+	if (!grown) {
+		kfree(kr);
+		return -ENOMEM;
+	}
+	kr = grown;
+	vqfk_req_point_pages(kr, args);
+	kr->argbuf_size = size;
+	kr->argbuf = (u8 *)kr + head;
+
+	ret = vqf_req_to_argbuf(&kr->vr, kr->argbuf, size);
+	if (ret < 0) {
+		kfree(kr);
+		return ret;
 	}
 	req->argbuf = kr;
 	return 0;
 }
 
-void vqf_req_release(struct fuse_req *req)
+void vqfk_req_release(struct fuse_req *req)
 {
 	kfree(req->argbuf);
 	req->argbuf = NULL;
 }
 
-static unsigned int vqf_sg_pages(struct scatterlist *sg,
-				 const struct fuse_args_pages *ap,
-				 unsigned int total)
+unsigned int vqfk_req_nr_sg(struct fuse_req *req)
 {
-	unsigned int i, len;
+	struct vqfk_kreq *kr = req->argbuf;
 
-	for (i = 0; i < ap->num_pages && total; i++) {
-		len = min(ap->descs[i].length, total);
-		sg_init_table(&sg[i], 1);
-		sg_set_page(&sg[i], ap->pages[i], len, ap->descs[i].offset);
-		total -= len;
-	}
-	return i;
+	return vqf_req_sg_count(&kr->vr);
 }
 
-void vqf_req_fill_sg(struct fuse_req *req, struct scatterlist *sg,
-		     unsigned int *out_sgs, unsigned int *in_sgs)
+int vqfk_req_fill_sg(struct fuse_req *req, struct vqf_sg *vsg,
+		    struct scatterlist *sg, unsigned int cap,
+		    unsigned int *out_sgs, unsigned int *in_sgs)
 {
-	struct fuse_args *args = req->args;
-	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
-	struct vqf_kreq *kr = req->argbuf;
-	unsigned int n = 0, out;
+	struct vqfk_kreq *kr = req->argbuf;
+	struct vqf_sg_counts counts;
+	int i, n;
 
-	sg_init_one(&sg[n++], &req->in.h, sizeof(req->in.h));
-	if (kr->in_len)
-		sg_init_one(&sg[n++], kr->buf, kr->in_len);
-	if (args->in_pages)
-		n += vqf_sg_pages(&sg[n], ap,
-				  args->in_args[args->in_numargs - 1].size);
-	out = n;
-	if (test_bit(FR_ISREPLY, &req->flags)) {
-		sg_init_one(&sg[n++], &req->out.h, sizeof(req->out.h));
-		if (kr->out_len)
-			sg_init_one(&sg[n++], kr->buf + kr->in_len,
-				    kr->out_len);
-		if (args->out_pages)
-			n += vqf_sg_pages(&sg[n], ap,
-				args->out_args[args->out_numargs - 1].size);
-	}
-	*out_sgs = out;
-	*in_sgs = n - out;
-}
-
-/* Bytes the device may write after fuse_out_header. */
-static unsigned int vqf_out_capacity(struct fuse_req *req)
-{
-	struct fuse_args *args = req->args;
-	struct vqf_kreq *kr = req->argbuf;
-	unsigned int cap = kr->out_len;
-
-	if (args->out_pages)
-		cap += args->out_args[args->out_numargs - 1].size;
-	return cap;
-}
-
-static int vqf_req_check(struct fuse_req *req)
-{
-	struct fuse_args *args = req->args;
-	struct vqf_kreq *kr = req->argbuf;
-	struct fuse_out_header oh;
-	unsigned int remaining, off, num_out, i, argsize = 0;
-
-	/* The device may still scribble on out.h: read it once. */
-	memcpy(&oh, &req->out.h, sizeof(oh));
-	if (kr->used_len < sizeof(oh))
-		return VQF_BAD_SHORT;
-	if (oh.len != kr->used_len)
-		return VQF_BAD_LEN;
-	if (oh.len - sizeof(oh) > vqf_out_capacity(req))
-		return VQF_BAD_OVERFLOW;
-	if (oh.unique != req->in.h.unique)
-		return VQF_BAD_UNIQUE;
-	if (oh.error > 0 || oh.error < -4095)
-		return VQF_BAD_ERROR;
-	if (oh.error && oh.len != sizeof(oh))
-		return VQF_BAD_ERROR_PAYLOAD;
-	req->out.h = oh;
-	if (oh.error)
-		return 0;
-
-	remaining = oh.len - sizeof(oh);
-	num_out = args->out_numargs - args->out_pages;
-	off = kr->in_len;
-	for (i = 0; i < args->out_numargs; i++) {
-		bool last = i == args->out_numargs - 1;
-
-		argsize = args->out_args[i].size;
-		if (argsize > remaining) {
-			if (!last || !args->out_argvar)
-				return VQF_BAD_SHORT_ARG;
-			argsize = remaining;
-		}
-		if (i < num_out) {
-			memcpy(args->out_args[i].value, kr->buf + off,
-			       argsize);
-			off += argsize;
-		}
-		remaining -= argsize;
-	}
-	if (remaining)
-		return VQF_BAD_LEN;
-	if (args->out_argvar)
-		args->out_args[args->out_numargs - 1].size = argsize;
-
-	if (args->out_pages && args->page_zeroing) {
-		struct fuse_args_pages *ap =
-			container_of(args, typeof(*ap), args);
-		unsigned int len = args->out_args[args->out_numargs - 1].size;
-
-		for (i = 0; i < ap->num_pages; i++) {
-			unsigned int thislen = ap->descs[i].length;
-
-			if (len < thislen) {
-				zero_user_segment(ap->pages[i],
-						  ap->descs[i].offset + len,
-						  ap->descs[i].offset + thislen);
-				len = 0;
-			} else {
-				len -= thislen;
-			}
+	n = vqf_req_build_sg(&kr->vr, kr->argbuf, vsg, cap, &counts);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (vsg[i].addr) {
+			sg_init_one(&sg[i], vsg[i].addr, vsg[i].len);
+		} else {
+			sg_init_table(&sg[i], 1);
+			sg_set_page(&sg[i], vsg[i].page, vsg[i].len,
+				    vsg[i].offset);
 		}
 	}
-	return 0;
+	*out_sgs = counts.nr_readable;
+	*in_sgs = counts.nr_writable;
+	return n;
 }
 
-int vqf_req_complete(struct fuse_req *req)
+void vqfk_req_set_used(struct fuse_req *req, unsigned int len)
 {
-	int cause = vqf_req_check(req);
+	struct vqfk_kreq *kr = req->argbuf;
 
-	vqf_req_release(req);
-	return cause;
+	kr->used_len = len;
+}
+
+int vqfk_req_finish(struct fuse_req *req)
+{
+	struct fuse_args *args = req->args;
+	struct vqfk_kreq *kr = req->argbuf;
+	int ret;
+
+	ret = vqf_req_complete(&kr->vr, kr->argbuf, kr->used_len,
+			       &vqfk_kpage_ops, NULL, NULL);
+	/* The validated snapshot, or {-EIO} when the reply was refused. */
+	req->out.h = kr->vr.out_h;
+	if (!ret && args->out_argvar)
+		args->out_args[args->out_numargs - 1].size =
+			kr->vr.out_args[args->out_numargs - 1].size;
+	vqfk_req_release(req);
+	return ret;
 }

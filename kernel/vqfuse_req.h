@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vqfuse_req.h - a fuse_req as virtio-fs buffers (vqfuse_req.c).
+ * vqfuse_req.h - a fuse_req as virtio-fs buffers, through lib/vqf_req.h.
  *
- * Life of a request: vqf_req_prepare() bounces the in args into
- * req->argbuf; vqf_req_sg_count() sizes and vqf_req_fill_sg() fills the
- * scatterlist; after the device returned the buffer with @used_len bytes
- * written, vqf_req_complete() validates the reply, copies the out args back
- * and frees the argbuf.  vqf_req_release() frees it on a submission error.
+ * Life of a request: vqfk_req_prepare() builds lib's descriptor and bounces
+ * the in args into the argbuf behind req->argbuf; vqfk_req_nr_sg() sizes
+ * and vqfk_req_fill_sg() fills the scatterlist; when the device returns the
+ * buffer, vqfk_req_set_used() records the used length and vqfk_req_finish()
+ * has lib/ validate the reply, copies it out and frees the argbuf.
+ * vqfk_req_release() frees it when the request never reached the ring.
  */
 #ifndef VQFUSE_REQ_H
 #define VQFUSE_REQ_H
@@ -15,34 +16,24 @@
 
 struct fuse_req;
 struct scatterlist;
+struct vqf_sg;
 
-/* Why a reply was refused: index into vqf_kfs.bad_reply[]. */
-enum vqf_bad_reply {
-	VQF_BAD_NONE,
-	VQF_BAD_SHORT,		/* used len < sizeof(fuse_out_header) */
-	VQF_BAD_LEN,		/* out.h.len != used len / != sum of args */
-	VQF_BAD_OVERFLOW,	/* more than the out buffers offered */
-	VQF_BAD_UNIQUE,		/* out.h.unique != in.h.unique */
-	VQF_BAD_ERROR,		/* error outside [-4095, 0] */
-	VQF_BAD_ERROR_PAYLOAD,	/* error reply carrying payload */
-	VQF_BAD_SHORT_ARG,	/* fixed-size out arg came back short */
-	VQF_BAD_NR,
-};
-
-/* Per-request state behind req->argbuf. */
-struct vqf_kreq {
-	unsigned int used_len;	/* device-written bytes (used ring) */
-	unsigned int in_len;	/* in args bounced into buf */
-	unsigned int out_len;	/* room for out args after them */
-	u8 buf[];
-};
-
-unsigned int vqf_req_sg_count(struct fuse_req *req);
-int vqf_req_prepare(struct fuse_req *req, gfp_t gfp);
-void vqf_req_fill_sg(struct fuse_req *req, struct scatterlist *sg,
-		     unsigned int *out_sgs, unsigned int *in_sgs);
-/* Returns 0, or the enum vqf_bad_reply cause (req->out.h then unchanged). */
-int vqf_req_complete(struct fuse_req *req);
-void vqf_req_release(struct fuse_req *req);
+/* 0, -ENOMEM, or -EINVAL if lib/ refuses the request's shape. */
+int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp);
+unsigned int vqfk_req_nr_sg(struct fuse_req *req);
+/*
+ * Fills @sg[0..n) (each a one-entry list) using @vsg as lib's scratch,
+ * both of @cap entries.  Returns n, or lib's negative errno.
+ */
+int vqfk_req_fill_sg(struct fuse_req *req, struct vqf_sg *vsg,
+		    struct scatterlist *sg, unsigned int cap,
+		    unsigned int *out_sgs, unsigned int *in_sgs);
+void vqfk_req_set_used(struct fuse_req *req, unsigned int len);
+/*
+ * 0, or the errno of vqf_req_complete() (see lib/vqf_req.h) for a refused
+ * reply; req->out.h.error is then -EIO.  Frees the argbuf either way.
+ */
+int vqfk_req_finish(struct fuse_req *req);
+void vqfk_req_release(struct fuse_req *req);
 
 #endif /* VQFUSE_REQ_H */

@@ -19,7 +19,7 @@
 /* sg elements of a request besides its pages (see fc->max_pages_limit). */
 #define VQF_HEADER_OVERHEAD	4
 
-static const struct constant_table vqf_dax_enums[] = {
+static const struct constant_table vqfk_dax_enums[] = {
 	{ "always",	FUSE_DAX_ALWAYS },
 	{ "never",	FUSE_DAX_NEVER },
 	{ "inode",	FUSE_DAX_INODE_USER },
@@ -31,19 +31,19 @@ enum {
 	OPT_DAX_ENUM,
 };
 
-static const struct fs_parameter_spec vqf_fs_parameters[] = {
+static const struct fs_parameter_spec vqfk_fs_parameters[] = {
 	fsparam_flag("dax", OPT_DAX),
-	fsparam_enum("dax", OPT_DAX_ENUM, vqf_dax_enums),
+	fsparam_enum("dax", OPT_DAX_ENUM, vqfk_dax_enums),
 	{}
 };
 
-static int vqf_parse_param(struct fs_context *fsc, struct fs_parameter *param)
+static int vqfk_parse_param(struct fs_context *fsc, struct fs_parameter *param)
 {
 	struct fuse_fs_context *ctx = fsc->fs_private;
 	struct fs_parse_result result;
 	int opt;
 
-	opt = fs_parse(fsc, vqf_fs_parameters, param, &result);
+	opt = fs_parse(fsc, vqfk_fs_parameters, param, &result);
 	if (opt < 0)
 		return opt;
 	switch (opt) {
@@ -61,12 +61,12 @@ static int vqf_parse_param(struct fs_context *fsc, struct fs_parameter *param)
 	return 0;
 }
 
-static void vqf_free_fsc(struct fs_context *fsc)
+static void vqfk_free_fsc(struct fs_context *fsc)
 {
 	kfree(fsc->fs_private);
 }
 
-static void vqf_ctx_set_defaults(struct fuse_fs_context *ctx)
+static void vqfk_ctx_set_defaults(struct fuse_fs_context *ctx)
 {
 	ctx->rootmode = S_IFDIR;
 	ctx->default_permissions = 1;
@@ -78,17 +78,17 @@ static void vqf_ctx_set_defaults(struct fuse_fs_context *ctx)
 	ctx->no_force_umount = true;
 }
 
-static int vqf_fill_super(struct super_block *sb, struct fs_context *fsc)
+static int vqfk_fill_super(struct super_block *sb, struct fs_context *fsc)
 {
 	struct fuse_mount *fm = get_fuse_mount_super(sb);
 	struct fuse_conn *fc = fm->fc;
-	struct vqf_kfs *fs = fc->iq.priv;
+	struct vqfk_kfs *fs = fc->iq.priv;
 	struct fuse_fs_context *ctx = fsc->fs_private;
 	unsigned int i;
 	int err;
 
-	vqf_ctx_set_defaults(ctx);
-	mutex_lock(&vqf_mutex);
+	vqfk_ctx_set_defaults(ctx);
+	mutex_lock(&vqfk_mutex);
 
 	/* ->remove() may have run since get_tree found the tag. */
 	err = -EINVAL;
@@ -115,27 +115,27 @@ static int vqf_fill_super(struct super_block *sb, struct fs_context *fsc)
 		fuse_dev_install(fs->vqs[i].fud, fc);
 
 	/* A previous unmount stopped the queues. */
-	vqf_set_fiq(fs, &fc->iq);
-	vqf_start_all_queues(fs);
+	vqfk_set_fiq(fs, &fc->iq);
+	vqfk_start_all_queues(fs);
 	fuse_send_init(fm);
-	mutex_unlock(&vqf_mutex);
+	mutex_unlock(&vqfk_mutex);
 	return 0;
 
 err_free_fuse_devs:
-	vqf_free_devs(fs);
+	vqfk_free_devs(fs);
 err:
-	mutex_unlock(&vqf_mutex);
+	mutex_unlock(&vqfk_mutex);
 	return err;
 }
 
-static void vqf_conn_destroy(struct fuse_mount *fm)
+static void vqfk_conn_destroy(struct fuse_mount *fm)
 {
 	struct fuse_conn *fc = fm->fc;
-	struct vqf_kfs *fs = fc->iq.priv;
+	struct vqfk_kfs *fs = fc->iq.priv;
 
 	/* Pending FORGETs go out, then hiprio stops before DESTROY. */
-	vqf_stop_hiprio(fs);
-	vqf_drain_all_queues(fs);
+	vqfk_stop_hiprio(fs);
+	vqfk_drain_all_queues(fs);
 
 	fuse_conn_destroy(fm);
 
@@ -144,24 +144,24 @@ static void vqf_conn_destroy(struct fuse_mount *fm)
 	 * fuse devices: their conn references drop, and with the last one
 	 * ->release() drops the conn's reference on fs.
 	 */
-	vqf_stop_all_queues(fs);
-	vqf_drain_all_queues(fs);
-	vqf_set_fiq(fs, NULL);
-	vqf_free_devs(fs);
+	vqfk_stop_all_queues(fs);
+	vqfk_drain_all_queues(fs);
+	vqfk_set_fiq(fs, NULL);
+	vqfk_free_devs(fs);
 }
 
-static void vqf_kill_sb(struct super_block *sb)
+static void vqfk_kill_sb(struct super_block *sb)
 {
 	struct fuse_mount *fm = get_fuse_mount_super(sb);
 
 	/* A failed mount comes here without a root. */
 	if (sb->s_root && fuse_mount_remove(fm))
-		vqf_conn_destroy(fm);
+		vqfk_conn_destroy(fm);
 	kill_anon_super(sb);
 	fuse_mount_destroy(fm);
 }
 
-static int vqf_test_super(struct super_block *sb, struct fs_context *fsc)
+static int vqfk_test_super(struct super_block *sb, struct fs_context *fsc)
 {
 	struct fuse_mount *fsc_fm = fsc->s_fs_info;
 	struct fuse_mount *sb_fm = get_fuse_mount_super(sb);
@@ -169,9 +169,9 @@ static int vqf_test_super(struct super_block *sb, struct fs_context *fsc)
 	return fsc_fm->fc->iq.priv == sb_fm->fc->iq.priv;
 }
 
-static int vqf_get_tree(struct fs_context *fsc)
+static int vqfk_get_tree(struct fs_context *fsc)
 {
-	struct vqf_kfs *fs;
+	struct vqfk_kfs *fs;
 	struct super_block *sb;
 	struct fuse_conn *fc = NULL;
 	struct fuse_mount *fm;
@@ -182,7 +182,7 @@ static int vqf_get_tree(struct fs_context *fsc)
 		return invalf(fsc, "vqfuse: no tag given as source");
 
 	/* The reference goes to fc->iq.priv and is dropped by ->release(). */
-	fs = vqf_find_instance(fsc->source);
+	fs = vqfk_find_instance(fsc->source);
 	if (!fs) {
 		pr_info("vqfuse: tag <%s> not found\n", fsc->source);
 		return -EINVAL;
@@ -200,7 +200,7 @@ static int vqf_get_tree(struct fs_context *fsc)
 	if (!fm)
 		goto out_err;
 
-	fuse_conn_init(fc, fm, fsc->user_ns, &vqf_fiq_ops, fs);
+	fuse_conn_init(fc, fm, fsc->user_ns, &vqfk_fiq_ops, fs);
 	fc->release = fuse_free_conn;
 	fc->delete_stale = true;
 	fc->auto_submounts = true;
@@ -210,14 +210,14 @@ static int vqf_get_tree(struct fs_context *fsc)
 				    vring_size - VQF_HEADER_OVERHEAD);
 
 	fsc->s_fs_info = fm;
-	sb = sget_fc(fsc, vqf_test_super, set_anon_super_fc);
+	sb = sget_fc(fsc, vqfk_test_super, set_anon_super_fc);
 	if (fsc->s_fs_info)
 		fuse_mount_destroy(fm);
 	if (IS_ERR(sb))
 		return PTR_ERR(sb);
 
 	if (!sb->s_root) {
-		err = vqf_fill_super(sb, fsc);
+		err = vqfk_fill_super(sb, fsc);
 		if (err) {
 			deactivate_locked_super(sb);
 			return err;
@@ -231,19 +231,19 @@ static int vqf_get_tree(struct fs_context *fsc)
 
 out_err:
 	kfree(fc);
-	mutex_lock(&vqf_mutex);
-	vqf_fs_put(fs);
-	mutex_unlock(&vqf_mutex);
+	mutex_lock(&vqfk_mutex);
+	vqfk_fs_put(fs);
+	mutex_unlock(&vqfk_mutex);
 	return err;
 }
 
-static const struct fs_context_operations vqf_context_ops = {
-	.free		= vqf_free_fsc,
-	.parse_param	= vqf_parse_param,
-	.get_tree	= vqf_get_tree,
+static const struct fs_context_operations vqfk_context_ops = {
+	.free		= vqfk_free_fsc,
+	.parse_param	= vqfk_parse_param,
+	.get_tree	= vqfk_get_tree,
 };
 
-static int vqf_init_fs_context(struct fs_context *fsc)
+static int vqfk_init_fs_context(struct fs_context *fsc)
 {
 	struct fuse_fs_context *ctx;
 
@@ -254,13 +254,13 @@ static int vqf_init_fs_context(struct fs_context *fsc)
 	if (!ctx)
 		return -ENOMEM;
 	fsc->fs_private = ctx;
-	fsc->ops = &vqf_context_ops;
+	fsc->ops = &vqfk_context_ops;
 	return 0;
 }
 
-struct file_system_type vqf_fs_type = {
+struct file_system_type vqfk_fs_type = {
 	.owner		= THIS_MODULE,
 	.name		= "vqfuse",
-	.init_fs_context = vqf_init_fs_context,
-	.kill_sb	= vqf_kill_sb,
+	.init_fs_context = vqfk_init_fs_context,
+	.kill_sb	= vqfk_kill_sb,
 };

@@ -20,40 +20,44 @@
 #include "fuse_i.h"
 #include "vqfuse.h"
 #include "vqfuse_req.h"
-#include "vqfuse_forget.h"
+#include "vqf_req.h"
+#include "vqf_forget.h"
 
 static unsigned int max_queues;
 module_param(max_queues, uint, 0444);
 MODULE_PARM_DESC(max_queues,
 		 "Use at most this many request queues (0: one per CPU)");
 
-DEFINE_MUTEX(vqf_mutex);
-LIST_HEAD(vqf_instances);
+/* Forgets staged for BATCH_FORGET: two full batches' worth. */
+#define VQF_FORGET_SLOTS	1024
 
-struct vqf_req_work {
+DEFINE_MUTEX(vqfk_mutex);
+LIST_HEAD(vqfk_instances);
+
+struct vqfk_req_work {
 	struct fuse_req *req;
-	struct vqf_kvq *kvq;
+	struct vqfk_kvq *kvq;
 	struct work_struct work;
 };
 
-static int vqf_enqueue_req(struct vqf_kvq *kvq, struct fuse_req *req,
+static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 			   bool in_flight);
 
-static struct vqf_kvq *vq_to_kvq(struct virtqueue *vq)
+static struct vqfk_kvq *vq_to_kvq(struct virtqueue *vq)
 {
-	struct vqf_kfs *fs = vq->vdev->priv;
+	struct vqfk_kfs *fs = vq->vdev->priv;
 
 	return &fs->vqs[vq->index];
 }
 
 /* Called with kvq->lock held. */
-static void vqf_inc_in_flight(struct vqf_kvq *kvq)
+static void vqfk_inc_in_flight(struct vqfk_kvq *kvq)
 {
 	kvq->in_flight++;
 }
 
 /* Called with kvq->lock held. */
-static void vqf_dec_in_flight(struct vqf_kvq *kvq)
+static void vqfk_dec_in_flight(struct vqfk_kvq *kvq)
 {
 	WARN_ON(kvq->in_flight <= 0);
 	kvq->in_flight--;
@@ -61,36 +65,37 @@ static void vqf_dec_in_flight(struct vqf_kvq *kvq)
 		complete(&kvq->in_flight_zero);
 }
 
-static void vqf_fs_release(struct kref *ref)
+static void vqfk_fs_release(struct kref *ref)
 {
-	struct vqf_kfs *fs = container_of(ref, struct vqf_kfs, refcount);
+	struct vqfk_kfs *fs = container_of(ref, struct vqfk_kfs, refcount);
 
+	kfree(fs->forget_slots);
 	kfree(fs->mq_map);
 	kfree(fs->vqs);
 	kfree(fs->tag);
 	kfree(fs);
 }
 
-/* Called with vqf_mutex held. */
-void vqf_fs_put(struct vqf_kfs *fs)
+/* Called with vqfk_mutex held. */
+void vqfk_fs_put(struct vqfk_kfs *fs)
 {
-	kref_put(&fs->refcount, vqf_fs_release);
+	kref_put(&fs->refcount, vqfk_fs_release);
 }
 
-static void vqf_fiq_release(struct fuse_iqueue *fiq)
+static void vqfk_fiq_release(struct fuse_iqueue *fiq)
 {
-	struct vqf_kfs *fs = fiq->priv;
+	struct vqfk_kfs *fs = fiq->priv;
 
-	mutex_lock(&vqf_mutex);
-	vqf_fs_put(fs);
-	mutex_unlock(&vqf_mutex);
+	mutex_lock(&vqfk_mutex);
+	vqfk_fs_put(fs);
+	mutex_unlock(&vqfk_mutex);
 }
 
 /*
  * Wait until every request handed to the queue has been ended.  Serialised
- * by vqf_mutex (remove vs. unmount), so no one else waits on in_flight_zero.
+ * by vqfk_mutex (remove vs. unmount), so no one else waits on in_flight_zero.
  */
-static void vqf_drain_queue(struct vqf_kvq *kvq)
+static void vqfk_drain_queue(struct vqfk_kvq *kvq)
 {
 	spin_lock(&kvq->lock);
 	if (kvq->in_flight) {
@@ -104,66 +109,66 @@ static void vqf_drain_queue(struct vqf_kvq *kvq)
 	flush_delayed_work(&kvq->dispatch_work);
 }
 
-static void vqf_drain_all_queues_locked(struct vqf_kfs *fs)
+static void vqfk_drain_all_queues_locked(struct vqfk_kfs *fs)
 {
 	unsigned int i;
 
 	for (i = 0; i < fs->nvqs; i++)
-		vqf_drain_queue(&fs->vqs[i]);
+		vqfk_drain_queue(&fs->vqs[i]);
 }
 
-void vqf_drain_all_queues(struct vqf_kfs *fs)
+void vqfk_drain_all_queues(struct vqfk_kfs *fs)
 {
-	mutex_lock(&vqf_mutex);
-	vqf_drain_all_queues_locked(fs);
-	mutex_unlock(&vqf_mutex);
+	mutex_lock(&vqfk_mutex);
+	vqfk_drain_all_queues_locked(fs);
+	mutex_unlock(&vqfk_mutex);
 }
 
-static void vqf_set_connected(struct vqf_kvq *kvq, bool connected)
+static void vqfk_set_connected(struct vqfk_kvq *kvq, bool connected)
 {
 	spin_lock(&kvq->lock);
 	kvq->connected = connected;
 	spin_unlock(&kvq->lock);
 }
 
-void vqf_start_all_queues(struct vqf_kfs *fs)
+void vqfk_start_all_queues(struct vqfk_kfs *fs)
 {
 	unsigned int i;
 
 	for (i = 0; i < fs->nvqs; i++)
-		vqf_set_connected(&fs->vqs[i], true);
+		vqfk_set_connected(&fs->vqs[i], true);
 }
 
-void vqf_stop_all_queues(struct vqf_kfs *fs)
+void vqfk_stop_all_queues(struct vqfk_kfs *fs)
 {
 	unsigned int i;
 
 	for (i = 0; i < fs->nvqs; i++)
-		vqf_set_connected(&fs->vqs[i], false);
+		vqfk_set_connected(&fs->vqs[i], false);
 }
 
 /*
  * FORGETs still on the fuse_iqueue are sent first, then hiprio stops: the
  * DESTROY that follows must be the last thing the device sees.
  */
-void vqf_stop_hiprio(struct vqf_kfs *fs)
+void vqfk_stop_hiprio(struct vqfk_kfs *fs)
 {
-	struct vqf_kvq *kvq = &fs->vqs[VQF_VQ_HIPRIO];
+	struct vqfk_kvq *kvq = &fs->vqs[VQF_VQ_HIPRIO];
 
 	flush_delayed_work(&kvq->dispatch_work);
-	vqf_set_connected(kvq, false);
+	vqfk_set_connected(kvq, false);
 }
 
-void vqf_set_fiq(struct vqf_kfs *fs, struct fuse_iqueue *fiq)
+void vqfk_set_fiq(struct vqfk_kfs *fs, struct fuse_iqueue *fiq)
 {
-	struct vqf_kvq *kvq = &fs->vqs[VQF_VQ_HIPRIO];
+	struct vqfk_kvq *kvq = &fs->vqs[VQF_VQ_HIPRIO];
 
 	spin_lock(&kvq->lock);
 	fs->fiq = fiq;
 	spin_unlock(&kvq->lock);
 }
 
-void vqf_free_devs(struct vqf_kfs *fs)
+void vqfk_free_devs(struct vqfk_kfs *fs)
 {
 	unsigned int i;
 
@@ -175,42 +180,42 @@ void vqf_free_devs(struct vqf_kfs *fs)
 	}
 }
 
-static int vqf_add_instance(struct vqf_kfs *fs)
+static int vqfk_add_instance(struct vqfk_kfs *fs)
 {
-	struct vqf_kfs *fs2;
+	struct vqfk_kfs *fs2;
 	int ret = 0;
 
-	mutex_lock(&vqf_mutex);
-	list_for_each_entry(fs2, &vqf_instances, list) {
+	mutex_lock(&vqfk_mutex);
+	list_for_each_entry(fs2, &vqfk_instances, list) {
 		if (strcmp(fs->tag, fs2->tag) == 0) {
 			ret = -EEXIST;
 			break;
 		}
 	}
 	if (!ret)
-		list_add_tail(&fs->list, &vqf_instances);
-	mutex_unlock(&vqf_mutex);
+		list_add_tail(&fs->list, &vqfk_instances);
+	mutex_unlock(&vqfk_mutex);
 	return ret;
 }
 
-struct vqf_kfs *vqf_find_instance(const char *tag)
+struct vqfk_kfs *vqfk_find_instance(const char *tag)
 {
-	struct vqf_kfs *fs;
+	struct vqfk_kfs *fs;
 
-	mutex_lock(&vqf_mutex);
-	list_for_each_entry(fs, &vqf_instances, list) {
+	mutex_lock(&vqfk_mutex);
+	list_for_each_entry(fs, &vqfk_instances, list) {
 		if (strcmp(fs->tag, tag) == 0) {
 			kref_get(&fs->refcount);
-			mutex_unlock(&vqf_mutex);
+			mutex_unlock(&vqfk_mutex);
 			return fs;
 		}
 	}
-	mutex_unlock(&vqf_mutex);
+	mutex_unlock(&vqfk_mutex);
 	return NULL;
 }
 
 /* The tag is untrusted config space: bounded, non-empty, no newline. */
-static int vqf_read_tag(struct virtio_device *vdev, struct vqf_kfs *fs)
+static int vqfk_read_tag(struct virtio_device *vdev, struct vqfk_kfs *fs)
 {
 	char buf[sizeof_field(struct virtio_fs_config, tag)];
 	char *end;
@@ -232,19 +237,19 @@ static int vqf_read_tag(struct virtio_device *vdev, struct vqf_kfs *fs)
 
 /* ---- completion ---- */
 
-static void vqf_request_complete(struct fuse_req *req, struct vqf_kvq *kvq)
+static void vqfk_request_complete(struct fuse_req *req, struct vqfk_kvq *kvq)
 {
 	struct fuse_pqueue *fpq = &kvq->fud->pq;
-	int cause;
+	int err;
 
-	cause = vqf_req_complete(req);
-	if (cause) {
-		atomic64_inc(&kvq->fs->bad_reply[cause]);
-		vqf_stat_inc(kvq, VQF_KS_BAD_REPLY);
+	/* lib/ validates before copying; a refused reply ends with -EIO. */
+	err = vqfk_req_finish(req);
+	if (err) {
+		atomic64_inc(&kvq->fs->bad_reply[vqfk_bad_index(err)]);
+		vqfk_stat_inc(kvq, VQF_KS_BAD_REPLY);
 		dev_warn_ratelimited(&kvq->fs->vdev->dev,
-				     "%s: bad reply to opcode %u (cause %d)\n",
-				     kvq->name, req->in.h.opcode, cause);
-		req->out.h.error = -EIO;
+				     "%s: refused reply to opcode %u: %d\n",
+				     kvq->name, req->in.h.opcode, err);
 	}
 
 	spin_lock(&fpq->lock);
@@ -253,21 +258,21 @@ static void vqf_request_complete(struct fuse_req *req, struct vqf_kvq *kvq)
 
 	fuse_request_end(req);
 	spin_lock(&kvq->lock);
-	vqf_dec_in_flight(kvq);
+	vqfk_dec_in_flight(kvq);
 	spin_unlock(&kvq->lock);
 }
 
-static void vqf_complete_req_work(struct work_struct *work)
+static void vqfk_complete_req_work(struct work_struct *work)
 {
-	struct vqf_req_work *w = container_of(work, typeof(*w), work);
+	struct vqfk_req_work *w = container_of(work, typeof(*w), work);
 
-	vqf_request_complete(w->req, w->kvq);
+	vqfk_request_complete(w->req, w->kvq);
 	kfree(w);
 }
 
-static void vqf_requests_done_work(struct work_struct *work)
+static void vqfk_requests_done_work(struct work_struct *work)
 {
-	struct vqf_kvq *kvq = container_of(work, struct vqf_kvq, done_work);
+	struct vqfk_kvq *kvq = container_of(work, struct vqfk_kvq, done_work);
 	struct fuse_pqueue *fpq = &kvq->fud->pq;
 	struct virtqueue *vq = kvq->vq;
 	struct fuse_req *req, *next;
@@ -279,13 +284,11 @@ static void vqf_requests_done_work(struct work_struct *work)
 	do {
 		virtqueue_disable_cb(vq);
 		while ((req = virtqueue_get_buf(vq, &len)) != NULL) {
-			struct vqf_kreq *kr = req->argbuf;
-
-			kr->used_len = len;
+			vqfk_req_set_used(req, len);
 			spin_lock(&fpq->lock);
 			list_move_tail(&req->list, &reqs);
 			spin_unlock(&fpq->lock);
-			vqf_stat_inc(kvq, VQF_KS_DONE);
+			vqfk_stat_inc(kvq, VQF_KS_DONE);
 		}
 	} while (!virtqueue_enable_cb(vq) && likely(!virtqueue_is_broken(vq)));
 	resend = !list_empty(&kvq->queued);
@@ -298,43 +301,43 @@ static void vqf_requests_done_work(struct work_struct *work)
 	list_for_each_entry_safe(req, next, &reqs, list) {
 		list_del_init(&req->list);
 		if (req->args->may_block) {
-			struct vqf_req_work *w;
+			struct vqfk_req_work *w;
 
 			w = kzalloc(sizeof(*w), GFP_NOFS | __GFP_NOFAIL);
-			INIT_WORK(&w->work, vqf_complete_req_work);
+			INIT_WORK(&w->work, vqfk_complete_req_work);
 			w->kvq = kvq;
 			w->req = req;
 			schedule_work(&w->work);
 		} else {
-			vqf_request_complete(req, kvq);
+			vqfk_request_complete(req, kvq);
 		}
 	}
 }
 
-static void vqf_hiprio_done_work(struct work_struct *work)
+static void vqfk_hiprio_done_work(struct work_struct *work)
 {
-	struct vqf_kvq *kvq = container_of(work, struct vqf_kvq, done_work);
+	struct vqfk_kvq *kvq = container_of(work, struct vqfk_kvq, done_work);
 	struct virtqueue *vq = kvq->vq;
-	struct vqf_kforget *f;
-	unsigned int len;
-	bool resend;
+	unsigned int len, done = 0;
+	void *f;
 
 	spin_lock(&kvq->lock);
 	do {
 		virtqueue_disable_cb(vq);
 		while ((f = virtqueue_get_buf(vq, &len)) != NULL) {
 			kfree(f);
-			vqf_stat_inc(kvq, VQF_KS_DONE);
-			vqf_dec_in_flight(kvq);
+			done++;
+			vqfk_stat_inc(kvq, VQF_KS_DONE);
+			vqfk_dec_in_flight(kvq);
 		}
 	} while (!virtqueue_enable_cb(vq) && likely(!virtqueue_is_broken(vq)));
-	resend = !list_empty(&kvq->queued);
 	spin_unlock(&kvq->lock);
-	if (resend)
+	/* Ring space is back: forgets that did not fit go now. */
+	if (done && READ_ONCE(kvq->fs->forgets_waiting))
 		mod_delayed_work(system_wq, &kvq->dispatch_work, 0);
 }
 
-static void vqf_vq_done(struct virtqueue *vq)
+static void vqfk_vq_done(struct virtqueue *vq)
 {
 	schedule_work(&vq_to_kvq(vq)->done_work);
 }
@@ -342,10 +345,10 @@ static void vqf_vq_done(struct virtqueue *vq)
 /* ---- submission ---- */
 
 /* Called with kvq->lock held; park @list until ring space is back. */
-static void vqf_park(struct vqf_kvq *kvq, struct list_head *list)
+static void vqfk_park(struct vqfk_kvq *kvq, struct list_head *list)
 {
 	list_add_tail(list, &kvq->queued);
-	vqf_stat_inc(kvq, VQF_KS_REQUEUED);
+	vqfk_stat_inc(kvq, VQF_KS_REQUEUED);
 	/*
 	 * A completion resends at once; the timer covers -ENOMEM and a
 	 * completion that raced with parking.
@@ -353,9 +356,9 @@ static void vqf_park(struct vqf_kvq *kvq, struct list_head *list)
 	schedule_delayed_work(&kvq->dispatch_work, msecs_to_jiffies(1));
 }
 
-static void vqf_request_dispatch_work(struct work_struct *work)
+static void vqfk_request_dispatch_work(struct work_struct *work)
 {
-	struct vqf_kvq *kvq = container_of(work, struct vqf_kvq,
+	struct vqfk_kvq *kvq = container_of(work, struct vqfk_kvq,
 					   dispatch_work.work);
 	struct fuse_req *req;
 	int ret;
@@ -384,7 +387,7 @@ static void vqf_request_dispatch_work(struct work_struct *work)
 		list_del_init(&req->list);
 		spin_unlock(&kvq->lock);
 
-		ret = vqf_enqueue_req(kvq, req, true);
+		ret = vqfk_enqueue_req(kvq, req, true);
 		if (ret == -ENOSPC || ret == -ENOMEM) {
 			spin_lock(&kvq->lock);
 			/* Back at the head: it was first in line. */
@@ -396,13 +399,22 @@ static void vqf_request_dispatch_work(struct work_struct *work)
 		}
 		if (ret < 0) {
 			req->out.h.error = ret;
-			vqf_stat_inc(kvq, VQF_KS_ENQUEUE_ERR);
+			vqfk_stat_inc(kvq, VQF_KS_ENQUEUE_ERR);
 			spin_lock(&kvq->lock);
-			vqf_dec_in_flight(kvq);
+			vqfk_dec_in_flight(kvq);
 			spin_unlock(&kvq->lock);
 			fuse_request_end(req);
 		}
 	}
+}
+
+/* A request lib/ cannot lay out is a glue bug: end it with -EIO. */
+static int vqfk_refused(struct vqfk_kvq *kvq, struct fuse_req *req, int err)
+{
+	dev_warn_ratelimited(&kvq->fs->vdev->dev,
+			     "%s: cannot lay out opcode %u: %d\n", kvq->name,
+			     req->in.h.opcode, err);
+	return -EIO;
 }
 
 /*
@@ -410,33 +422,40 @@ static void vqf_request_dispatch_work(struct work_struct *work)
  * (it comes off the parked FIFO).  A new request (!in_flight) may not
  * overtake parked ones: it gets -ENOSPC and joins the FIFO.
  */
-static int vqf_enqueue_req(struct vqf_kvq *kvq, struct fuse_req *req,
+static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 			   bool in_flight)
 {
 	struct scatterlist *stack_sgs[8];
 	struct scatterlist stack_sg[ARRAY_SIZE(stack_sgs)];
+	struct vqf_sg stack_vsg[ARRAY_SIZE(stack_sgs)];
 	struct scatterlist **sgs = stack_sgs;
 	struct scatterlist *sg = stack_sg;
+	struct vqf_sg *vsg = stack_vsg;
 	unsigned int out_sgs, in_sgs, total, i;
 	struct fuse_pqueue *fpq;
 	bool notify;
 	int ret;
 
-	total = vqf_req_sg_count(req);
+	ret = vqfk_req_prepare(req, GFP_ATOMIC);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
+
+	total = vqfk_req_nr_sg(req);
 	if (total > ARRAY_SIZE(stack_sgs)) {
 		sgs = kmalloc_array(total, sizeof(sgs[0]), GFP_ATOMIC);
 		sg = kmalloc_array(total, sizeof(sg[0]), GFP_ATOMIC);
-		if (!sgs || !sg) {
+		vsg = kmalloc_array(total, sizeof(vsg[0]), GFP_ATOMIC);
+		if (!sgs || !sg || !vsg) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
-
-	ret = vqf_req_prepare(req, GFP_ATOMIC);
-	if (ret < 0)
+	ret = vqfk_req_fill_sg(req, vsg, sg, total, &out_sgs, &in_sgs);
+	if (ret < 0) {
+		/* Not "ring full": lib/ refused the shape, which never heals. */
+		ret = vqfk_refused(kvq, req, ret);
 		goto out;
-	vqf_req_fill_sg(req, sg, &out_sgs, &in_sgs);
-	WARN_ON(out_sgs + in_sgs != total);
+	}
 	for (i = 0; i < total; i++)
 		sgs[i] = &sg[i];
 
@@ -467,25 +486,26 @@ static int vqf_enqueue_req(struct vqf_kvq *kvq, struct fuse_req *req,
 	smp_mb__after_atomic();
 
 	if (!in_flight)
-		vqf_inc_in_flight(kvq);
-	vqf_stat_inc(kvq, VQF_KS_SENT);
+		vqfk_inc_in_flight(kvq);
+	vqfk_stat_inc(kvq, VQF_KS_SENT);
 	notify = virtqueue_kick_prepare(kvq->vq);
 	spin_unlock(&kvq->lock);
 
 	if (notify)
 		virtqueue_notify(kvq->vq);
 out:
-	if (ret < 0 && req->argbuf)
-		vqf_req_release(req);
+	if (ret < 0)
+		vqfk_req_release(req);
 	if (sgs != stack_sgs) {
 		kfree(sgs);
 		kfree(sg);
+		kfree(vsg);
 	}
 	return ret;
 }
 
-/* The request queue of the submitting CPU (see vqf_map_queues()). */
-static struct vqf_kvq *vqf_pick_queue(struct vqf_kfs *fs)
+/* The request queue of the submitting CPU (see vqfk_map_queues()). */
+static struct vqfk_kvq *vqfk_pick_queue(struct vqfk_kfs *fs)
 {
 	unsigned int cpu = raw_smp_processor_id();
 
@@ -493,11 +513,11 @@ static struct vqf_kvq *vqf_pick_queue(struct vqf_kfs *fs)
 			VQF_VQ_REQUEST + cpu % (fs->nvqs - VQF_VQ_REQUEST)];
 }
 
-static void vqf_wake_pending_and_unlock(struct fuse_iqueue *fiq)
+static void vqfk_wake_pending_and_unlock(struct fuse_iqueue *fiq)
 __releases(fiq->lock)
 {
-	struct vqf_kfs *fs = fiq->priv;
-	struct vqf_kvq *kvq;
+	struct vqfk_kfs *fs = fiq->priv;
+	struct vqfk_kvq *kvq;
 	struct fuse_req *req;
 	int ret;
 
@@ -507,20 +527,20 @@ __releases(fiq->lock)
 	WARN_ON(!list_empty(&fiq->pending));
 	spin_unlock(&fiq->lock);
 
-	kvq = vqf_pick_queue(fs);
-	ret = vqf_enqueue_req(kvq, req, false);
+	kvq = vqfk_pick_queue(fs);
+	ret = vqfk_enqueue_req(kvq, req, false);
 	if (!ret)
 		return;
 
 	spin_lock(&kvq->lock);
 	if (ret == -ENOSPC || ret == -ENOMEM) {
 		/* Not here: we may hold fc->bg_lock; the worker resends. */
-		vqf_inc_in_flight(kvq);
-		vqf_park(kvq, &req->list);
+		vqfk_inc_in_flight(kvq);
+		vqfk_park(kvq, &req->list);
 	} else {
 		/* fuse_request_end() may not run under fc->bg_lock either. */
 		req->out.h.error = ret;
-		vqf_stat_inc(kvq, VQF_KS_ENQUEUE_ERR);
+		vqfk_stat_inc(kvq, VQF_KS_ENQUEUE_ERR);
 		list_add_tail(&req->list, &kvq->end_reqs);
 		schedule_delayed_work(&kvq->dispatch_work, 0);
 	}
@@ -528,123 +548,147 @@ __releases(fiq->lock)
 }
 
 /*
- * Returns true if the ring was full and @f is parked (stop sending);
- * @in_flight as for vqf_enqueue_req().
+ * Moves forgets from the fuse_iqueue into lib's queue (fs->forgets), as
+ * many as it holds.  Returns the request id for the next request, 0 if
+ * nothing is queued.  Called from the hiprio worker only, which owns
+ * fs->forgets.
  */
-static bool vqf_send_forget(struct vqf_kvq *kvq, struct vqf_kforget *f,
-			    bool in_flight)
+static u64 vqfk_forget_refill(struct vqfk_kfs *fs, struct fuse_iqueue *fiq,
+			     bool *batch_ok)
 {
-	struct scatterlist sg;
-	bool notify;
-	int ret;
+	struct fuse_conn *fc = container_of(fiq, struct fuse_conn, iq);
+	struct vqf_forget_queue *q = &fs->forgets;
+	struct fuse_forget_link *link;
+	u64 unique = 0;
 
-	sg_init_one(&sg, f->buf, f->len);
-	spin_lock(&kvq->lock);
-	if (!kvq->connected) {
-		if (in_flight)
-			vqf_dec_in_flight(kvq);
-		spin_unlock(&kvq->lock);
-		kfree(f);
-		return false;
+	spin_lock(&fiq->lock);
+	while (vqf_forget_queue_len(q) < q->cap && fiq->forget_list_head.next) {
+		link = fuse_dequeue_forget(fiq, 1, NULL);
+		/* fuse never forgets nodeid 0 or 0 lookups; lib refuses them */
+		if (vqf_forget_queue_push(q, link->forget_one.nodeid,
+					  link->forget_one.nlookup))
+			vqfk_stat_inc(&fs->vqs[VQF_VQ_HIPRIO],
+				     VQF_KS_ENQUEUE_ERR);
+		kfree(link);
 	}
-	ret = virtqueue_add_outbuf(kvq->vq, &sg, 1, f, GFP_ATOMIC);
-	if (ret == -ENOSPC || ret == -ENOMEM) {
-		if (!in_flight)
-			vqf_inc_in_flight(kvq);
-		vqf_park(kvq, &f->list);
-		spin_unlock(&kvq->lock);
-		return true;
-	}
-	if (ret < 0) {
-		if (in_flight)
-			vqf_dec_in_flight(kvq);
-		vqf_stat_inc(kvq, VQF_KS_ENQUEUE_ERR);
-		spin_unlock(&kvq->lock);
-		kfree(f);
-		return false;
-	}
-	if (!in_flight)
-		vqf_inc_in_flight(kvq);
-	vqf_stat_inc(kvq, VQF_KS_SENT);
-	vqf_stat_inc(kvq, VQF_KS_FORGET_REQS);
-	notify = virtqueue_kick_prepare(kvq->vq);
-	spin_unlock(&kvq->lock);
-	if (notify)
-		virtqueue_notify(kvq->vq);
-	return false;
+	if (vqf_forget_queue_len(q))
+		unique = fuse_get_unique(fiq);
+	*batch_ok = fc->minor >= 16;
+	spin_unlock(&fiq->lock);
+	return unique;
 }
 
 /*
- * FORGETs are not sent from wake_forget_and_unlock(): batching them from
- * this worker turns an eviction storm into a few BATCH_FORGETs.
+ * FORGETs are not sent from wake_forget_and_unlock(): batching them here
+ * turns an eviction storm into a few BATCH_FORGETs.  lib's two-phase
+ * build/consume keeps forgets that did not fit the ring queued.
  */
-static void vqf_hiprio_dispatch_work(struct work_struct *work)
+static void vqfk_hiprio_dispatch_work(struct work_struct *work)
 {
-	struct vqf_kvq *kvq = container_of(work, struct vqf_kvq,
+	struct vqfk_kvq *kvq = container_of(work, struct vqfk_kvq,
 					   dispatch_work.work);
-	struct vqf_kfs *fs = kvq->fs;
+	struct vqfk_kfs *fs = kvq->fs;
+	struct vqf_forget_queue *q = &fs->forgets;
 	struct fuse_iqueue *fiq;
-	struct vqf_kforget *f;
-
-	for (;;) {
-		spin_lock(&kvq->lock);
-		f = list_first_entry_or_null(&kvq->queued, struct vqf_kforget,
-					     list);
-		if (f)
-			list_del(&f->list);
-		spin_unlock(&kvq->lock);
-		if (!f)
-			break;
-		if (vqf_send_forget(kvq, f, true))
-			return;
-	}
+	struct scatterlist sg;
+	bool batch_ok, notify;
+	u32 size, nr;
+	void *buf;
+	u64 unique;
+	int len, ret;
 
 	for (;;) {
 		spin_lock(&kvq->lock);
 		fiq = kvq->connected ? fs->fiq : NULL;
 		spin_unlock(&kvq->lock);
-		if (!fiq)
+		if (!fiq) {
+			/* Unmounting or device gone: the server forgets all. */
+			vqf_forget_consume(q, vqf_forget_queue_len(q));
+			WRITE_ONCE(fs->forgets_waiting, false);
 			return;
-		f = vqf_forget_build(fiq);
-		if (!f)
+		}
+		unique = vqfk_forget_refill(fs, fiq, &batch_ok);
+		if (!unique) {
+			WRITE_ONCE(fs->forgets_waiting, false);
 			return;
-		if (vqf_send_forget(kvq, f, false))
+		}
+
+		size = VQF_FORGET_BATCH_HDR_SIZE + vqf_forget_queue_len(q) *
+			sizeof(struct fuse_forget_one);
+		size = max_t(u32, size, VQF_FORGET_ONE_SIZE);
+		size = min_t(u32, size, VQF_FORGET_DEFAULT_MAX_REQ);
+		buf = kmalloc(size, GFP_NOFS | __GFP_NOFAIL);
+		len = vqf_forget_build(q, buf, size,
+				       VQF_FORGET_DEFAULT_MAX_REQ, unique,
+				       batch_ok, &nr);
+		if (WARN_ON_ONCE(len < 0)) {
+			kfree(buf);
+			vqf_forget_consume(q, vqf_forget_queue_len(q));
 			return;
+		}
+
+		sg_init_one(&sg, buf, len);
+		spin_lock(&kvq->lock);
+		ret = kvq->connected ?
+			virtqueue_add_outbuf(kvq->vq, &sg, 1, buf, GFP_ATOMIC) :
+			-ENOTCONN;
+		if (ret < 0) {
+			spin_unlock(&kvq->lock);
+			kfree(buf);
+			if (ret == -ENOSPC || ret == -ENOMEM) {
+				/* Still queued in lib/; resent on completion. */
+				WRITE_ONCE(fs->forgets_waiting, true);
+				vqfk_stat_inc(kvq, VQF_KS_REQUEUED);
+				schedule_delayed_work(&kvq->dispatch_work,
+						      msecs_to_jiffies(1));
+				return;
+			}
+			continue;	/* disconnected: dropped above */
+		}
+		vqfk_inc_in_flight(kvq);
+		vqfk_stat_inc(kvq, VQF_KS_SENT);
+		vqfk_stat_inc(kvq, VQF_KS_FORGET_REQS);
+		atomic64_add(nr, &kvq->stat[VQF_KS_FORGETS]);
+		notify = virtqueue_kick_prepare(kvq->vq);
+		spin_unlock(&kvq->lock);
+		vqf_forget_consume(q, nr);
+		if (notify)
+			virtqueue_notify(kvq->vq);
 	}
 }
 
-static void vqf_wake_forget_and_unlock(struct fuse_iqueue *fiq)
+static void vqfk_wake_forget_and_unlock(struct fuse_iqueue *fiq)
 __releases(fiq->lock)
 {
-	struct vqf_kfs *fs = fiq->priv;
+	struct vqfk_kfs *fs = fiq->priv;
 
 	schedule_delayed_work(&fs->vqs[VQF_VQ_HIPRIO].dispatch_work, 0);
 	spin_unlock(&fiq->lock);
 }
 
-static void vqf_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
+static void vqfk_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
 __releases(fiq->lock)
 {
-	struct vqf_kfs *fs = fiq->priv;
+	struct vqfk_kfs *fs = fiq->priv;
 
 	/*
 	 * As upstream: no FUSE_INTERRUPT over virtio-fs yet.  The request
 	 * itself still completes (or is ended when the device goes away).
 	 */
-	vqf_stat_inc(&fs->vqs[VQF_VQ_HIPRIO], VQF_KS_INTERRUPTS);
+	vqfk_stat_inc(&fs->vqs[VQF_VQ_HIPRIO], VQF_KS_INTERRUPTS);
 	spin_unlock(&fiq->lock);
 }
 
-const struct fuse_iqueue_ops vqf_fiq_ops = {
-	.wake_forget_and_unlock		= vqf_wake_forget_and_unlock,
-	.wake_interrupt_and_unlock	= vqf_wake_interrupt_and_unlock,
-	.wake_pending_and_unlock	= vqf_wake_pending_and_unlock,
-	.release			= vqf_fiq_release,
+const struct fuse_iqueue_ops vqfk_fiq_ops = {
+	.wake_forget_and_unlock		= vqfk_wake_forget_and_unlock,
+	.wake_interrupt_and_unlock	= vqfk_wake_interrupt_and_unlock,
+	.wake_pending_and_unlock	= vqfk_wake_pending_and_unlock,
+	.release			= vqfk_fiq_release,
 };
 
 /* ---- device setup ---- */
 
-static void vqf_init_vq(struct vqf_kfs *fs, struct vqf_kvq *kvq,
+static void vqfk_init_vq(struct vqfk_kfs *fs, struct vqfk_kvq *kvq,
 			const char *name, bool hiprio)
 {
 	strscpy(kvq->name, name, VQF_VQ_NAME_LEN);
@@ -654,13 +698,13 @@ static void vqf_init_vq(struct vqf_kfs *fs, struct vqf_kvq *kvq,
 	INIT_LIST_HEAD(&kvq->end_reqs);
 	init_completion(&kvq->in_flight_zero);
 	if (hiprio) {
-		INIT_WORK(&kvq->done_work, vqf_hiprio_done_work);
+		INIT_WORK(&kvq->done_work, vqfk_hiprio_done_work);
 		INIT_DELAYED_WORK(&kvq->dispatch_work,
-				  vqf_hiprio_dispatch_work);
+				  vqfk_hiprio_dispatch_work);
 	} else {
-		INIT_WORK(&kvq->done_work, vqf_requests_done_work);
+		INIT_WORK(&kvq->done_work, vqfk_requests_done_work);
 		INIT_DELAYED_WORK(&kvq->dispatch_work,
-				  vqf_request_dispatch_work);
+				  vqfk_request_dispatch_work);
 	}
 }
 
@@ -668,7 +712,7 @@ static void vqf_init_vq(struct vqf_kfs *fs, struct vqf_kvq *kvq,
  * CPU -> request queue, from the interrupt affinity the transport gave each
  * queue (MSI-X spreads them like virtio-blk's); without one, round robin.
  */
-static void vqf_map_queues(struct vqf_kfs *fs)
+static void vqfk_map_queues(struct vqfk_kfs *fs)
 {
 	struct virtio_device *vdev = fs->vdev;
 	unsigned int nrq = fs->nvqs - VQF_VQ_REQUEST;
@@ -691,7 +735,7 @@ static void vqf_map_queues(struct vqf_kfs *fs)
 	}
 }
 
-static int vqf_setup_vqs(struct virtio_device *vdev, struct vqf_kfs *fs)
+static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 {
 	struct irq_affinity desc = { .pre_vectors = 1 };
 	struct virtqueue **vqs;
@@ -717,15 +761,15 @@ static int vqf_setup_vqs(struct virtio_device *vdev, struct vqf_kfs *fs)
 	if (!fs->vqs || !vqs || !callbacks || !names)
 		goto out;
 
-	vqf_init_vq(fs, &fs->vqs[VQF_VQ_HIPRIO], "hiprio", true);
+	vqfk_init_vq(fs, &fs->vqs[VQF_VQ_HIPRIO], "hiprio", true);
 	for (i = VQF_VQ_REQUEST; i < fs->nvqs; i++) {
 		char name[VQF_VQ_NAME_LEN];
 
 		snprintf(name, sizeof(name), "requests.%u", i - VQF_VQ_REQUEST);
-		vqf_init_vq(fs, &fs->vqs[i], name, false);
+		vqfk_init_vq(fs, &fs->vqs[i], name, false);
 	}
 	for (i = 0; i < fs->nvqs; i++) {
-		callbacks[i] = vqf_vq_done;
+		callbacks[i] = vqfk_vq_done;
 		names[i] = fs->vqs[i].name;
 	}
 
@@ -734,8 +778,8 @@ static int vqf_setup_vqs(struct virtio_device *vdev, struct vqf_kfs *fs)
 		goto out;
 	for (i = 0; i < fs->nvqs; i++)
 		fs->vqs[i].vq = vqs[i];
-	vqf_map_queues(fs);
-	vqf_start_all_queues(fs);
+	vqfk_map_queues(fs);
+	vqfk_start_all_queues(fs);
 out:
 	kfree(names);
 	kfree(callbacks);
@@ -747,9 +791,9 @@ out:
 	return ret;
 }
 
-static int vqf_probe(struct virtio_device *vdev)
+static int vqfk_probe(struct virtio_device *vdev)
 {
-	struct vqf_kfs *fs;
+	struct vqfk_kfs *fs;
 	int ret;
 
 	if (!vdev->config->get) {
@@ -765,20 +809,27 @@ static int vqf_probe(struct virtio_device *vdev)
 	fs->vdev = vdev;
 	vdev->priv = fs;
 
-	ret = vqf_read_tag(vdev, fs);
+	ret = vqfk_read_tag(vdev, fs);
 	if (ret < 0)
 		goto out;
-	ret = vqf_setup_vqs(vdev, fs);
+	ret = -ENOMEM;
+	fs->forget_slots = kcalloc(VQF_FORGET_SLOTS, sizeof(*fs->forget_slots),
+				   GFP_KERNEL);
+	if (!fs->forget_slots)
+		goto out;
+	vqf_forget_queue_init(&fs->forgets, fs->forget_slots,
+			      VQF_FORGET_SLOTS);
+	ret = vqfk_setup_vqs(vdev, fs);
 	if (ret < 0)
 		goto out;
 
 	/* Requests may be sent as soon as the tag is visible to mount. */
 	virtio_device_ready(vdev);
 
-	ret = vqf_add_instance(fs);
+	ret = vqfk_add_instance(fs);
 	if (ret < 0)
 		goto out_vqs;
-	vqf_stats_add_device(fs);
+	vqfk_stats_add_device(fs);
 	dev_info(&vdev->dev, "vqfuse: tag <%s>, %u of %u request queues\n",
 		 fs->tag, fs->nvqs - VQF_VQ_REQUEST, fs->num_request_queues);
 	return 0;
@@ -790,59 +841,60 @@ out_vqs:
 	kfree(fs->vqs);
 out:
 	vdev->priv = NULL;
+	kfree(fs->forget_slots);
 	kfree(fs->tag);
 	kfree(fs);
 	return ret;
 }
 
-static void vqf_remove(struct virtio_device *vdev)
+static void vqfk_remove(struct virtio_device *vdev)
 {
-	struct vqf_kfs *fs = vdev->priv;
+	struct vqfk_kfs *fs = vdev->priv;
 
-	vqf_stats_remove_device(fs);
-	mutex_lock(&vqf_mutex);
+	vqfk_stats_remove_device(fs);
+	mutex_lock(&vqfk_mutex);
 	/* No new mounts; a mounted conn keeps fs alive, with queues down. */
 	list_del_init(&fs->list);
-	vqf_stop_all_queues(fs);
-	vqf_drain_all_queues_locked(fs);
+	vqfk_stop_all_queues(fs);
+	vqfk_drain_all_queues_locked(fs);
 	virtio_reset_device(vdev);
 	vdev->config->del_vqs(vdev);
 	vdev->priv = NULL;
-	vqf_fs_put(fs);
-	mutex_unlock(&vqf_mutex);
+	vqfk_fs_put(fs);
+	mutex_unlock(&vqfk_mutex);
 }
 
 #ifdef CONFIG_PM_SLEEP
-static int vqf_freeze(struct virtio_device *vdev)
+static int vqfk_freeze(struct virtio_device *vdev)
 {
 	/* As upstream: state is not saved, so refuse to suspend. */
 	return -EOPNOTSUPP;
 }
 
-static int vqf_restore(struct virtio_device *vdev)
+static int vqfk_restore(struct virtio_device *vdev)
 {
 	return 0;
 }
 #endif
 
-static const struct virtio_device_id vqf_id_table[] = {
+static const struct virtio_device_id vqfk_id_table[] = {
 	{ VIRTIO_ID_FS, VIRTIO_DEV_ANY_ID },
 	{},
 };
-MODULE_DEVICE_TABLE(virtio, vqf_id_table);
+MODULE_DEVICE_TABLE(virtio, vqfk_id_table);
 
-static const unsigned int vqf_feature_table[] = {};
+static const unsigned int vqfk_feature_table[] = {};
 
-struct virtio_driver vqf_virtio_driver = {
+struct virtio_driver vqfk_virtio_driver = {
 	.driver.name		= KBUILD_MODNAME,
 	.driver.owner		= THIS_MODULE,
-	.id_table		= vqf_id_table,
-	.feature_table		= vqf_feature_table,
-	.feature_table_size	= ARRAY_SIZE(vqf_feature_table),
-	.probe			= vqf_probe,
-	.remove			= vqf_remove,
+	.id_table		= vqfk_id_table,
+	.feature_table		= vqfk_feature_table,
+	.feature_table_size	= ARRAY_SIZE(vqfk_feature_table),
+	.probe			= vqfk_probe,
+	.remove			= vqfk_remove,
 #ifdef CONFIG_PM_SLEEP
-	.freeze			= vqf_freeze,
-	.restore		= vqf_restore,
+	.freeze			= vqfk_freeze,
+	.restore		= vqfk_restore,
 #endif
 };
