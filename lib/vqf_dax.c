@@ -428,12 +428,19 @@ static int dax_direct_reclaim(struct vqf_dax_window *w,
 	struct vqf_dax_range *r, *cand = NULL;
 	struct vqf_itree_node *n;
 	u64 foff = 0;
+	bool empty;
 	int ret = 0;
 
 	*out = NULL;
 	*retry = false;
-	w->ops->inode_lock(w, di);
+	/* Nothing of ours to take: do not wait for L (a fault may hold it). */
+	m_lock(w, di, false);
+	empty = vqf_itree_empty(&di->tree);
+	m_unlock(w, di, false);
+	if (empty)
+		return 0;
 
+	w->ops->inode_lock(w, di);
 	m_lock(w, di, false);
 	w_lock(w);
 	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n)) {
