@@ -67,8 +67,10 @@ struct vqf_vring_dev_stats {
 	u64 err_indirect_unneg;	/* -EOPNOTSUPP */
 	u64 err_total_len;	/* -EFBIG */
 	u64 err_no_bufs;	/* -ENOBUFS */
-	/* push side */
-	u64 pushed;		/* used entries written */
+	/* push side, on its own cache line (pop and push may be in
+	 * different threads)
+	 */
+	_Alignas(64) u64 pushed;	/* used entries written */
 	u64 err_push;		/* push of an id >= num (caller bug) */
 	u64 interrupts_sent;	/* need_notify said "notify" */
 	u64 interrupts_suppressed; /* ... said "no need" (driver asked) */

@@ -121,9 +121,11 @@ int vqf_vring_drv_create(const struct vqf_vring_drv_cfg *cfg,
 	if (!desc || !avail || !used)
 		return -EFAULT;
 
-	vq = calloc(1, sizeof(*vq));
+	/* Cache-line aligned: the device thread must not share its lines. */
+	vq = aligned_alloc(64, VQF_ALIGN(sizeof(*vq), 64));
 	if (!vq)
 		return -ENOMEM;
+	memset(vq, 0, sizeof(*vq));
 	vq->st = calloc(num, sizeof(*vq->st));
 	if (!vq->st) {
 		free(vq);

@@ -224,8 +224,9 @@ int main(int argc, char **argv)
 	u64 features = 1ULL << VIRTIO_RING_F_EVENT_IDX;
 	struct vqf_vring_drv_cfg dc = { 0 };
 	struct vqf_vring_dev_cfg vc = { 0 };
-	struct vqf_vring_drv_stats ds = { 0 };
-	struct vqf_vring_dev_stats vs = { 0 };
+	/* each thread's counters on its own cache lines */
+	static struct vqf_vring_drv_stats ds __attribute__((__aligned__(64)));
+	static struct vqf_vring_dev_stats vs __attribute__((__aligned__(64)));
 	char *host_arg = NULL, *guest_arg = NULL;
 	static u8 bufmem[4096] __attribute__((__aligned__(4096)));
 	struct vqf_vring_addr addr;

@@ -13,6 +13,7 @@
 
 #include "vring_fixture.h"
 #include "vqf_vring_thread.h"
+#include "vring_hg.h"
 
 #define SLOTS		96	/* buffers the driver keeps in flight */
 #define REQ_LEN		64
@@ -213,12 +214,65 @@ static void test_thread_direct_small(void **state)
 	run(F_EVENT, 16, count() / 2);
 }
 
+/* A hostile chain breaks the queue: the thread stops serving and reports
+ * why when stopped; nothing it had served is lost.
+ */
+static void test_thread_broken(void **state)
+{
+	struct vqf_vring_thread_cfg tc = { 0 };
+	struct vqf_vring_gseg rd = { REQ_BASE, REQ_LEN };
+	struct vqf_vring_gseg wr = { RSP_BASE, RSP_LEN };
+	struct vqf_vring_thread *t;
+	int kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	int call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	void *cookie;
+	u32 len;
+	struct fx f;
+	u16 idx;
+	int r;
+
+	fx_init(&f, 8, F_EVENT, 0, 0);
+	tc.dev = f.dev;
+	tc.kick_fd = kick_fd;
+	tc.call_fd = call_fd;
+	tc.serve = serve;
+	assert_int_equal(vqf_vring_thread_start(&tc, &t), 0);
+	memset(fx_hva(&f, REQ_BASE), 0, REQ_LEN);
+	assert_int_equal(vqf_vring_drv_add(f.drv, &rd, 1, &wr, 1, (void *)1),
+			 0);
+	assert_true(vqf_vring_drv_kick_prepare(f.drv));
+	assert_int_equal(vqf_eventfd_signal(kick_fd), 0);
+	do {
+		assert_true(vqf_eventfd_wait(call_fd, 10000) > 0);
+		r = vqf_vring_drv_get_buf(f.drv, &cookie, &len);
+	} while (r == 0);
+	assert_int_equal(r, 1);
+	assert_int_equal(len, RSP_LEN);
+
+	/* now the driver publishes a head out of range, and kicks */
+	idx = le16_to_cpu(READ_ONCE(f.avail->idx));
+	WRITE_ONCE(f.avail->ring[idx % 8], cpu_to_le16(8));
+	smp_wmb();
+	vqf_hg_before(&f.avail->idx);	/* as vqf_vring_drv_add() does */
+	WRITE_ONCE(f.avail->idx, cpu_to_le16(idx + 1));
+	assert_int_equal(vqf_eventfd_signal(kick_fd), 0);
+	while (!vqf_vring_dev_is_broken(f.dev))
+		usleep(1000);
+	assert_int_equal(vqf_vring_thread_stop(t), -ERANGE);
+	assert_int_equal(f.vs.err_head, 1);
+	assert_int_equal(f.vs.chains, 1);
+	fx_fini(&f);
+	close(kick_fd);
+	close(call_fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread_event_idx),
 		cmocka_unit_test(test_thread_flags),
 		cmocka_unit_test(test_thread_direct_small),
+		cmocka_unit_test(test_thread_broken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
