@@ -27,6 +27,7 @@ struct vqf_vring_dev {
 	bool indirect;
 	bool notify_on_empty;
 	bool broken;
+	bool hg;		/* under valgrind: annotate hand-offs */
 
 	/* Push side, on its own cache line so workers pushing do not slow
 	 * the thread popping.
@@ -99,6 +100,7 @@ int vqf_vring_dev_create(const struct vqf_vring_dev_cfg *cfg,
 	dev->notify_on_empty =
 		cfg->features & (1ULL << VIRTIO_F_NOTIFY_ON_EMPTY);
 	dev->stats = cfg->stats ? cfg->stats : &dev->own_stats;
+	dev->hg = vqf_hg_running();
 	vqf_vring_dev_reset(dev, cfg->last_avail_idx, cfg->used_idx);
 
 	/* Racy by design: the protocol tolerates stale reads of these. */
@@ -329,7 +331,8 @@ int vqf_vring_dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c)
 		 * publish (vqf_vring_drv_add()).
 		 */
 		smp_rmb();
-		vqf_hg_after(&dev->avail->idx);
+		if (unlikely(dev->hg))
+			vqf_hg_after(&dev->avail->idx);
 		dev->avail_shadow = idx;
 	}
 	head = le16_to_cpu(READ_ONCE(dev->avail->ring[dev->last_avail &
@@ -397,7 +400,8 @@ int vqf_vring_dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
 	 * the smp_rmb() in vqf_vring_drv_get_buf() after it reads used->idx.
 	 */
 	smp_wmb();
-	vqf_hg_before(&dev->used->idx);
+	if (unlikely(dev->hg))
+		vqf_hg_before(&dev->used->idx);
 	WRITE_ONCE(dev->used->idx, cpu_to_le16(dev->used_idx));
 	dev->stats->pushed++;
 	return 0;

@@ -47,6 +47,7 @@ struct vqf_vring_drv {
 	u16 avail_flags;	/* shadow of avail->flags */
 	bool event_idx;
 	bool broken;
+	bool hg;		/* under valgrind: annotate hand-offs */
 	unsigned int num;
 	unsigned int indirect_min;	/* 0: no indirect */
 	unsigned int flags;
@@ -145,6 +146,7 @@ int vqf_vring_drv_create(const struct vqf_vring_drv_cfg *cfg,
 	vq->flags = cfg->flags;
 	vq->start_idx = cfg->start_idx;
 	vq->stats = cfg->stats ? cfg->stats : &vq->own_stats;
+	vq->hg = vqf_hg_running();
 	drv_init_rings(vq);
 	*out = vq;
 	return 0;
@@ -185,7 +187,8 @@ static inline void drv_publish(struct vqf_vring_drv *vq, u16 head)
 	 * smp_rmb() in vqf_vring_dev_pop() after it reads avail->idx.
 	 */
 	smp_wmb();
-	vqf_hg_before(&vq->avail->idx);
+	if (unlikely(vq->hg))
+		vqf_hg_before(&vq->avail->idx);
 	WRITE_ONCE(vq->avail->idx, cpu_to_le16(vq->avail_idx));
 }
 
@@ -204,6 +207,30 @@ int vqf_vring_drv_add(struct vqf_vring_drv *vq,
 		return -EIO;
 	if (unlikely(!total || !cookie || total < nrd))
 		return -EINVAL;
+	if (total == 1) {
+		/* The common single-descriptor buffer, without the loops. */
+		const struct vqf_vring_gseg *s = nrd ? rd : wr;
+		struct vring_desc *d;
+
+		if (unlikely(!s->len))
+			return -EINVAL;
+		if (unlikely(!vq->num_free))
+			return -ENOSPC;
+		head = vq->free_head;
+		hs = &vq->st[head];
+		d = &vq->desc[head];
+		d->addr = cpu_to_le64(s->addr);
+		d->len = cpu_to_le32(s->len);
+		d->flags = cpu_to_le16(nrd ? 0 : VRING_DESC_F_WRITE);
+		vq->free_head = hs->next;
+		vq->num_free--;
+		hs->itab = NULL;
+		hs->itab_n = 0;
+		hs->ndesc = 1;
+		wr_bytes = nrd ? 0 : s->len;
+		vq->stats->descs_added++;
+		goto publish;
+	}
 	if (unlikely(total > vq->num))
 		return -E2BIG;
 	for (i = 0; i < total; i++) {
@@ -268,6 +295,7 @@ int vqf_vring_drv_add(struct vqf_vring_drv *vq,
 		hs->ndesc = (u16)n;
 		vq->stats->descs_added += n;
 	}
+publish:
 	hs->cookie = cookie;
 	hs->wr_bytes = wr_bytes;
 	hs->state = DS_HEAD;
@@ -311,7 +339,7 @@ static inline int drv_bad(struct vqf_vring_drv *vq, u64 *counter, int err)
 }
 
 /* Return the chain at @head to the free list. */
-static void drv_detach(struct vqf_vring_drv *vq, u16 head)
+static inline void drv_detach(struct vqf_vring_drv *vq, u16 head)
 {
 	struct drv_desc *hs = &vq->st[head];
 	u16 i = head, n;
@@ -352,7 +380,8 @@ int vqf_vring_drv_get_buf(struct vqf_vring_drv *vq, void **cookie, u32 *len)
 		 * with the smp_wmb() in vqf_vring_dev_push().
 		 */
 		smp_rmb();
-		vqf_hg_after(&vq->used->idx);
+		if (unlikely(vq->hg))
+			vqf_hg_after(&vq->used->idx);
 		vq->used_shadow = idx;
 	}
 	e = &vq->used->ring[vq->last_used & vq->mask];
