@@ -79,6 +79,7 @@ struct vqfk_kvq {
 	struct fuse_dev *fud;
 	bool connected;
 	long in_flight;
+	unsigned long progress;		/* jiffies of the last completion */
 	struct completion in_flight_zero;
 	atomic64_t stat[VQF_KS_NR];
 	char name[VQF_VQ_NAME_LEN];
@@ -101,6 +102,8 @@ struct vqfk_kfs {
 	struct fuse_iqueue *fiq;	/* of the mounted conn; hiprio lock */
 	struct dentry *debugfs;
 	atomic64_t bad_reply[VQF_BAD_NR];
+	struct delayed_work watchdog;	/* see dead_timeout */
+	bool dead;			/* reset by the watchdog: for good */
 };
 
 extern struct mutex vqfk_mutex;

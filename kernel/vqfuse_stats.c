@@ -88,7 +88,7 @@ static int vqfk_tag_show(struct seq_file *m, void *v)
 {
 	struct vqfk_kfs *fs = m->private;
 
-	seq_printf(m, "%s\n", fs->tag);
+	seq_printf(m, "%s%s\n", fs->tag, READ_ONCE(fs->dead) ? " dead" : "");
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vqfk_tag);

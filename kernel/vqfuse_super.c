@@ -97,6 +97,12 @@ static int vqfk_fill_super(struct super_block *sb, struct fs_context *fsc)
 		goto err;
 	}
 
+	err = -EIO;
+	if (READ_ONCE(fs->dead)) {
+		pr_info("vqfuse: tag <%s>: device is dead\n", fs->tag);
+		goto err;
+	}
+
 	err = -ENOMEM;
 	for (i = 0; i < fs->nvqs; i++) {
 		fs->vqs[i].fud = fuse_dev_alloc();

@@ -28,6 +28,11 @@ module_param(max_queues, uint, 0444);
 MODULE_PARM_DESC(max_queues,
 		 "Use at most this many request queues (0: one per CPU)");
 
+static unsigned int dead_timeout;
+module_param(dead_timeout, uint, 0644);
+MODULE_PARM_DESC(dead_timeout,
+		 "Seconds without a completion, requests in flight, before the device is declared dead and every request fails (0: wait forever, as upstream)");
+
 /* Forgets staged for BATCH_FORGET: two full batches' worth. */
 #define VQF_FORGET_SLOTS	1024
 
@@ -53,7 +58,9 @@ static struct vqfk_kvq *vq_to_kvq(struct virtqueue *vq)
 /* Called with kvq->lock held. */
 static void vqfk_inc_in_flight(struct vqfk_kvq *kvq)
 {
-	kvq->in_flight++;
+	/* An idle queue has nothing overdue: the clock starts now. */
+	if (!kvq->in_flight++)
+		kvq->progress = jiffies;
 }
 
 /* Called with kvq->lock held. */
@@ -135,6 +142,9 @@ void vqfk_start_all_queues(struct vqfk_kfs *fs)
 {
 	unsigned int i;
 
+	/* A dead device was reset and its queues are broken: keep them down. */
+	if (READ_ONCE(fs->dead))
+		return;
 	for (i = 0; i < fs->nvqs; i++)
 		vqfk_set_connected(&fs->vqs[i], true);
 }
@@ -285,6 +295,7 @@ static void vqfk_requests_done_work(struct work_struct *work)
 		virtqueue_disable_cb(vq);
 		while ((req = virtqueue_get_buf(vq, &len)) != NULL) {
 			vqfk_req_set_used(req, len);
+			kvq->progress = jiffies;
 			spin_lock(&fpq->lock);
 			list_move_tail(&req->list, &reqs);
 			spin_unlock(&fpq->lock);
@@ -327,6 +338,7 @@ static void vqfk_hiprio_done_work(struct work_struct *work)
 		while ((f = virtqueue_get_buf(vq, &len)) != NULL) {
 			kfree(f);
 			done++;
+			kvq->progress = jiffies;
 			vqfk_stat_inc(kvq, VQF_KS_DONE);
 			vqfk_dec_in_flight(kvq);
 		}
@@ -686,6 +698,96 @@ const struct fuse_iqueue_ops vqfk_fiq_ops = {
 	.release			= vqfk_fiq_release,
 };
 
+/* ---- a device that stopped answering ---- */
+
+/* End everything the reset device still held, with -ENOTCONN. */
+static void vqfk_abort_vq(struct vqfk_kvq *kvq, bool hiprio)
+{
+	struct fuse_req *req, *next;
+	LIST_HEAD(reqs);
+	void *token;
+
+	spin_lock(&kvq->lock);
+	while ((token = virtqueue_detach_unused_buf(kvq->vq)) != NULL) {
+		vqfk_stat_inc(kvq, VQF_KS_ABORTED);
+		if (hiprio) {
+			kfree(token);
+			vqfk_dec_in_flight(kvq);
+			continue;
+		}
+		req = token;
+		spin_lock(&kvq->fud->pq.lock);
+		list_move_tail(&req->list, &reqs);
+		spin_unlock(&kvq->fud->pq.lock);
+	}
+	spin_unlock(&kvq->lock);
+
+	list_for_each_entry_safe(req, next, &reqs, list) {
+		list_del_init(&req->list);
+		vqfk_req_release(req);
+		req->out.h.error = -ENOTCONN;
+		spin_lock(&kvq->fud->pq.lock);
+		clear_bit(FR_SENT, &req->flags);
+		spin_unlock(&kvq->fud->pq.lock);
+		fuse_request_end(req);
+		spin_lock(&kvq->lock);
+		vqfk_dec_in_flight(kvq);
+		spin_unlock(&kvq->lock);
+	}
+	/* Parked requests and forgets now fail (or drop) in the worker. */
+	mod_delayed_work(system_wq, &kvq->dispatch_work, 0);
+}
+
+/*
+ * Nothing came back for dead_timeout seconds (virtiofsd killed: QEMU keeps
+ * the device, nobody serves it).  Only a reset makes the device let go of
+ * the buffers it holds, so: queues down, break (no more callbacks), reset,
+ * then take every buffer back and end its request.  Unmount and rmmod then
+ * work; the device stays dead until it is bound again.  No vqfk_mutex here:
+ * ->remove() and unmount hold it while draining, which this unblocks.
+ */
+static void vqfk_kill_device(struct vqfk_kfs *fs)
+{
+	unsigned int i;
+
+	WRITE_ONCE(fs->dead, true);
+	vqfk_stop_all_queues(fs);
+	virtio_break_device(fs->vdev);
+	virtio_reset_device(fs->vdev);
+	for (i = 0; i < fs->nvqs; i++)
+		flush_work(&fs->vqs[i].done_work);
+	for (i = 0; i < fs->nvqs; i++) {
+		if (i == VQF_VQ_HIPRIO || fs->vqs[i].fud)
+			vqfk_abort_vq(&fs->vqs[i], i == VQF_VQ_HIPRIO);
+	}
+}
+
+static void vqfk_watchdog(struct work_struct *work)
+{
+	struct vqfk_kfs *fs = container_of(work, struct vqfk_kfs,
+					   watchdog.work);
+	unsigned long limit = READ_ONCE(dead_timeout) * HZ;
+	unsigned int i;
+	bool stalled = false;
+
+	for (i = 0; limit && i < fs->nvqs && !stalled; i++) {
+		struct vqfk_kvq *kvq = &fs->vqs[i];
+
+		spin_lock(&kvq->lock);
+		stalled = kvq->in_flight &&
+			  time_after(jiffies, kvq->progress + limit);
+		spin_unlock(&kvq->lock);
+	}
+	if (stalled) {
+		dev_err(&fs->vdev->dev,
+			"vqfuse: <%s>: no completion for %u s, device is dead: failing its requests\n",
+			fs->tag, dead_timeout);
+		vqfk_kill_device(fs);
+		return;
+	}
+	schedule_delayed_work(&fs->watchdog, HZ);
+}
+
 /* ---- device setup ---- */
 
 static void vqfk_init_vq(struct vqfk_kfs *fs, struct vqfk_kvq *kvq,
@@ -830,6 +932,9 @@ static int vqfk_probe(struct virtio_device *vdev)
 	if (ret < 0)
 		goto out_vqs;
 	vqfk_stats_add_device(fs);
+	INIT_DELAYED_WORK(&fs->watchdog, vqfk_watchdog);
+	if (dead_timeout)
+		schedule_delayed_work(&fs->watchdog, HZ);
 	dev_info(&vdev->dev, "vqfuse: tag <%s>, %u of %u request queues\n",
 		 fs->tag, fs->nvqs - VQF_VQ_REQUEST, fs->num_request_queues);
 	return 0;
@@ -856,7 +961,9 @@ static void vqfk_remove(struct virtio_device *vdev)
 	/* No new mounts; a mounted conn keeps fs alive, with queues down. */
 	list_del_init(&fs->list);
 	vqfk_stop_all_queues(fs);
+	/* With dead_timeout, the watchdog ends what a dead device holds. */
 	vqfk_drain_all_queues_locked(fs);
+	cancel_delayed_work_sync(&fs->watchdog);
 	virtio_reset_device(vdev);
 	vdev->config->del_vqs(vdev);
 	vdev->priv = NULL;
