@@ -13,11 +13,15 @@
 #                  <build>/kernel)
 #   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
 #   VQF_QEMU_SMP   guest vCPUs (default 2)
+#   VQF_QEMU_NREQ  request virtqueues of the virtio-fs device (default 1)
 
 VQF_TAG=vqf
 VQF_9P_TAG=vqf9p
 : "${VQF_QEMU_MEM:=1G}"
 : "${VQF_QEMU_SMP:=2}"
+# Request virtqueues of the device.  QEMU 7.2's C virtiofsd serves one only:
+# with 2 it stops on "libvhost-user: Invalid queue index: 2".
+: "${VQF_QEMU_NREQ:=1}"
 
 vqf_die()
 {
@@ -177,7 +181,7 @@ vqf_run_qemu()
 		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
 		-numa node,memdev=mem \
 		-chardev "socket,id=vfs,path=$sock" \
-		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG"
+		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG,num-request-queues=$VQF_QEMU_NREQ"
 	if [ -n "$ninep" ]; then
 		set -- "$@" -virtfs \
 			"local,path=$ninep,mount_tag=$VQF_9P_TAG,security_model=none"

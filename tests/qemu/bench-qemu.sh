@@ -1,0 +1,96 @@
+#!/bin/sh
+# QEMU benchmark (not a test): in one boot, the smallfile workload and a
+# 64 MiB cold sequential read on vqfuse.ko, the in-tree virtiofs.ko (the
+# same virtiofsd) and virtio-9p (-virtfs local over the same folder), in
+# ROUNDS interleaved rounds; prints the best round of each as a table with
+# ratios.  TCG makes absolute figures slow: compare the ratios.
+#
+#   bench-qemu.sh BINDIR [NFILES [ROUNDS]]     (defaults 1000 files, 2 rounds)
+#   cmake --build build --target bench-qemu
+#
+# vqfuse.ko is measured when it exists in VQF_KO_DIR (default build/kernel).
+set -u
+VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
+VQF_QEMU_BIN=$(cd "$1" && pwd)
+n=${2:-1000}
+rounds=${3:-2}
+. "$VQF_QEMU_SRC/qemu-lib.sh"
+
+ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
+fss="virtiofs 9p"
+if [ -f "$ko/vqfuse.ko" ]; then
+	fss="vqfuse $fss"
+else
+	echo "bench-qemu: no $ko/vqfuse.ko, measuring virtiofs and 9p only" >&2
+fi
+
+W=$VQF_QEMU_BIN/work/bench
+rm -rf "$W"
+mkdir -p "$W/shared"
+trap 'vqf_stop_virtiofsd' EXIT INT TERM
+"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/seq64.bin" 64 || exit 1
+
+# 9p without a page cache (its default cache=none) and virtio-fs with
+# cache=auto: each as it is normally mounted; seqread drops the guest's
+# caches first, so every byte crosses the transport.
+script="r=1
+while [ \$r -le $rounds ]; do
+	for fs in $fss; do
+		echo \"VQF-BENCH-FS \$fs round \$r\"
+		vqf_fs_load \$fs && vqf_mount \$fs || { echo '# mount failed'; exit 1; }
+		vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
+		vqf-bench seqread \$MNT/seq64.bin || exit 1
+		umount \$MNT && vqf_fs_unload \$fs || exit 1
+	done
+	r=\$((r + 1))
+done"
+
+vqf_mkinitramfs "$W"
+vqf_add_run_script "$W" "$script"
+vqf_start_virtiofsd "$W/shared" "$W/vfs.sock" "$W/virtiofsd.log"
+echo "bench-qemu: $fss; $n files, 64 MiB, $rounds rounds (TCG, ~$((rounds * 2)) min)" >&2
+VQF_QEMU_TIMEOUT=${VQF_QEMU_TIMEOUT:-1800} \
+	vqf_run_qemu "$W/boot.cpio" "$W/vfs.sock" "$W/shared" \
+	>"$W/console.log" 2>&1 </dev/null
+qrc=$?
+vqf_stop_virtiofsd
+sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r$//' "$W/console.log" >"$W/console.txt"
+if [ $qrc != 0 ] || ! grep -q '^VQF-GUEST-EXIT rc=0' "$W/console.txt" ||
+   ! vqf_scan_console "$W/console.txt"; then
+	grep -v '^\[' "$W/console.txt" | tail -30
+	echo "bench-qemu: guest run failed (QEMU status $qrc), see $W/console.txt" >&2
+	exit 1
+fi
+
+# Best round per (fs, figure); ratios against in-tree virtiofs and 9p.
+awk -v fss="$fss" '
+/^VQF-BENCH-FS / { fs = $2; next }
+/^BENCH smallfile / {
+	split($6, v, "="); key = fs SUBSEP $3
+	if (v[2] > best[key]) best[key] = v[2]
+	next
+}
+/^BENCH seqread / {
+	split($5, v, "="); key = fs SUBSEP "seqread"
+	if (v[2] > best[key]) best[key] = v[2]
+}
+END {
+	nf = split(fss, f, " ")
+	nm = split("create stat read append rename delete all seqread", m, " ")
+	printf "%-14s", "figure"
+	for (i = 1; i <= nf; i++) printf " %12s", f[i]
+	has_vq = (f[1] == "vqfuse")
+	if (has_vq) printf " %11s %11s", "vqfuse/vfs", "vqfuse/9p"
+	printf " %11s\n", "vfs/9p"
+	for (j = 1; j <= nm; j++) {
+		unit = (m[j] == "seqread") ? "MB/s" : "ops/s"
+		printf "%-14s", m[j] " " unit
+		for (i = 1; i <= nf; i++) printf " %12.1f", best[f[i], m[j]]
+		vfs = best["virtiofs", m[j]]; p9 = best["9p", m[j]]
+		if (has_vq) printf " %10.2fx %10.2fx", \
+			vfs ? best["vqfuse", m[j]] / vfs : 0, \
+			p9 ? best["vqfuse", m[j]] / p9 : 0
+		printf " %10.2fx\n", p9 ? vfs / p9 : 0
+	}
+}' "$W/console.txt" | tee "$W/table.txt"
+rm -rf "$W/shared" "$W/initramfs"
