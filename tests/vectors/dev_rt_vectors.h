@@ -71,11 +71,23 @@ static inline unsigned int vqf_dev_rt_vectors_count(void)
 	return 2 * vqf_fuse_op_count();
 }
 
+/* "LOOKUP" for the success reply, "LOOKUP/enoent" for the error reply. */
 static inline const char *vqf_dev_rt_vectors_name(unsigned int i)
 {
+	static char names[2 * 64][32];
 	const struct vqf_fuse_op *op = vqf_fuse_op_at(i / 2);
+	u32 n;
 
-	return op ? op->name : "?";
+	if (!op || i >= ARRAY_SIZE(names))
+		return "?";
+	if (!(i & 1))
+		return op->name;
+	if (!names[i][0]) {
+		n = VQF_MIN((u32)strlen(op->name), (u32)sizeof(names[i]) - 8);
+		memcpy(names[i], op->name, n);
+		memcpy(names[i] + n, "/enoent", 8);
+	}
+	return names[i];
 }
 
 #define VQF_RT_CHECK(x) do {						\

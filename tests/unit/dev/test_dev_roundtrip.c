@@ -20,9 +20,8 @@ static void run_vector(void **state)
 	int line = vqf_dev_rt_vectors_run(i);
 
 	if (line)
-		print_error("%s (%s reply): check at dev_rt_vectors.h:%d failed\n",
-			    vqf_dev_rt_vectors_name(i), i & 1 ? "error" : "ok",
-			    line);
+		print_error("%s: check at dev_rt_vectors.h:%d failed\n",
+			    vqf_dev_rt_vectors_name(i), line);
 	assert_int_equal(line, 0);
 }
 
@@ -30,15 +29,12 @@ int main(void)
 {
 	unsigned int n = vqf_dev_rt_vectors_count(), i;
 	struct CMUnitTest *t = calloc(n, sizeof(*t));
-	static char names[256][40];
 	int ret;
 
-	if (!t || n > 256)
+	if (!t)
 		return 1;
 	for (i = 0; i < n; i++) {
-		snprintf(names[i], sizeof(names[i]), "%s/%s",
-			 vqf_dev_rt_vectors_name(i), i & 1 ? "enoent" : "ok");
-		t[i].name = names[i];
+		t[i].name = vqf_dev_rt_vectors_name(i);
 		t[i].test_func = run_vector;
 		t[i].initial_state = (void *)(uintptr_t)i;
 	}
