@@ -19,6 +19,9 @@
 	.min_size = (min), .what = what_ }
 #define A_NAME(max_, what_) {						\
 	.kind = VQF_ARG_NAME, .max = (max_), .what = what_ }
+#define A_COMPONENT(max_, what_) {					\
+	.kind = VQF_ARG_NAME, .flags = VQF_ARGF_COMPONENT, .max = (max_), \
+	.what = what_ }
 #define A_PAYLOAD(type, field, max_, flags_, what_) {			\
 	.kind = VQF_ARG_PAYLOAD, .flags = (flags_),			\
 	.count_off = FIELD_OFF(type, field),				\
@@ -47,7 +50,7 @@
 				 "entry_out")
 #define ATTR_OUT A_FIXED_COMPAT(fuse_attr_out, FUSE_COMPAT_ATTR_OUT_SIZE, \
 				"attr_out")
-#define NAME_ARG(what_)	A_NAME(VQF_FUSE_NAME_MAX + 1, what_)
+#define NAME_ARG(what_)	A_COMPONENT(VQF_FUSE_NAME_MAX + 1, what_)
 #define XNAME_ARG	A_NAME(VQF_XATTR_NAME_MAX + 1, "xattr_name")
 
 #define RQ	VQF_OPF_REQUEST_Q

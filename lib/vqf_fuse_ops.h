@@ -68,6 +68,11 @@ enum vqf_arg_kind {
 /* Per-argument flags (struct vqf_arg_shape.flags). */
 #define VQF_ARGF_OPTIONAL	0x1	/* reply may omit it (entryver) */
 #define VQF_ARGF_PAGES		0x2	/* Linux carries it in pages */
+/*
+ * NAME: a single path component - no '/' (".." does occur: Linux looks it
+ * up for NFS export).  Not set on xattr names and symlink targets.
+ */
+#define VQF_ARGF_COMPONENT	0x4
 
 /**
  * struct vqf_arg_shape - one in or out argument of an opcode

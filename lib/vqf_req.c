@@ -471,6 +471,8 @@ static bool name_ok(const struct vqf_arg_shape *sh, const struct vqf_in_arg *a)
 
 	if (a->size < 2 || (sh->max && a->size > sh->max) || !v)
 		return false;
+	if ((sh->flags & VQF_ARGF_COMPONENT) && memchr(v, '/', a->size - 1))
+		return false;
 	return v[a->size - 1] == '\0' && !memchr(v, '\0', a->size - 1);
 }
 

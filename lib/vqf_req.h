@@ -193,7 +193,8 @@ int vqf_req_check(const struct vqf_req *req);
  * in arg whose count is 0 may be left out, as Linux does for IOCTL; one
  * more in arg with @in_ext on VQF_OPF_EXT opcodes); noreply and out_argvar
  * as the table implies; FIXED args of the (compat) size; names non-empty,
- * within their max and NUL-terminated exactly at their end; PAYLOAD and
+ * within their max and NUL-terminated exactly at their end, without '/'
+ * when VQF_ARGF_COMPONENT; PAYLOAD and
  * ARRAY sizes equal to their count field (ARRAY count within max); DATA
  * out args within their bound; XATTR_PROBE requests with size 0 asking
  * for fuse_getxattr_out.

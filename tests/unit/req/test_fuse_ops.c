@@ -168,6 +168,9 @@ static void check_shape(const struct vqf_fuse_op *op,
 	case VQF_ARG_NAME:
 		assert_true(is_in);
 		assert_true(a->max > 1);
+		/* Components are bounded by FUSE_NAME_MAX, others are not. */
+		if (a->flags & VQF_ARGF_COMPONENT)
+			assert_int_equal(a->max, VQF_FUSE_NAME_MAX + 1);
 		break;
 	case VQF_ARG_PAYLOAD:
 	case VQF_ARG_ARRAY:
@@ -266,6 +269,23 @@ static void test_entryver_ops(void **state)
 	for (i = 0; i < n; i++)
 		seen += !!(vqf_fuse_op_at(i)->flags & VQF_OPF_ENTRYVER);
 	assert_int_equal(seen, ARRAY_SIZE(ev));
+}
+
+static void test_components(void **state)
+{
+	(void)state;
+	assert_true(vqf_fuse_op(FUSE_LOOKUP)->in[0].flags &
+		    VQF_ARGF_COMPONENT);
+	assert_true(vqf_fuse_op(FUSE_RENAME2)->in[2].flags &
+		    VQF_ARGF_COMPONENT);
+	assert_true(vqf_fuse_op(FUSE_SYMLINK)->in[0].flags &
+		    VQF_ARGF_COMPONENT);
+	assert_false(vqf_fuse_op(FUSE_SYMLINK)->in[1].flags &
+		     VQF_ARGF_COMPONENT);
+	assert_false(vqf_fuse_op(FUSE_GETXATTR)->in[1].flags &
+		     VQF_ARGF_COMPONENT);
+	assert_false(vqf_fuse_op(FUSE_REMOVEXATTR)->in[0].flags &
+		     VQF_ARGF_COMPONENT);
 }
 
 static void test_count_fields(void **state)
@@ -369,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_shapes_consistent),
 		cmocka_unit_test(test_queues_and_replies),
 		cmocka_unit_test(test_entryver_ops),
+		cmocka_unit_test(test_components),
 		cmocka_unit_test(test_count_fields),
 		cmocka_unit_test(test_compat_sizes),
 	};

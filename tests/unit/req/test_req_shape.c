@@ -192,6 +192,26 @@ static void test_shape_rules(void **state)
 	build_from_table(b, vqf_fuse_op(FUSE_LOOKUP));
 	r->in_args[0].size = 1;
 	assert_int_equal(vqf_req_check_shape(r, 0, true), -EINVAL);
+	/* Path components: no '/', but ".." is a legal lookup. */
+	build_from_table(b, vqf_fuse_op(FUSE_LOOKUP));
+	r->in_args[0].value = "a/b";
+	r->in_args[0].size = 4;
+	assert_int_equal(vqf_req_check_shape(r, 0, true), -EINVAL);
+	r->in_args[0].value = "..";
+	r->in_args[0].size = 3;
+	assert_int_equal(vqf_req_check_shape(r, 0, true), 0);
+	/* A symlink target and an xattr name may hold '/'. */
+	build_from_table(b, vqf_fuse_op(FUSE_SYMLINK));
+	r->in_args[1].value = "/etc/x";
+	r->in_args[1].size = 7;
+	assert_int_equal(vqf_req_check_shape(r, 0, true), 0);
+	r->in_args[0].value = "/etc/x";
+	r->in_args[0].size = 7;
+	assert_int_equal(vqf_req_check_shape(r, 0, true), -EINVAL);
+	build_from_table(b, vqf_fuse_op(FUSE_REMOVEXATTR));
+	r->in_args[0].value = "user.a/b";
+	r->in_args[0].size = 9;
+	assert_int_equal(vqf_req_check_shape(r, 0, true), 0);
 	build_from_table(b, vqf_fuse_op(FUSE_REMOVEXATTR));
 	{
 		static char big[VQF_XATTR_NAME_MAX + 2];
