@@ -10,7 +10,8 @@
 # WORKDIR/ringtest (once), builds virtio_ring_0_9 there with its own
 # Makefile, then runs both with the same options ROUNDS times, alternating,
 # and prints buffers/s, ns/buffer and the ratio of the medians.
-# Env: ROUNDS (5), CYCLES (10000000: ringtest's default), LINUX_TARBALL.
+# Env: ROUNDS (5), CYCLES (10000000: ringtest's default), LINUX_TARBALL,
+# PIN (1: pin as run-on-all.sh does; 0: let the scheduler place threads).
 set -eu
 
 work=$1
@@ -33,7 +34,7 @@ fi
 # another; do the same for both programs when there are two CPUs.
 pin=
 last=$(($(nproc) - 1))
-if [ "$last" -ge 1 ]; then
+if [ "$last" -ge 1 ] && [ "${PIN:-1}" != 0 ]; then
 	pin="--host-affinity $last --guest-affinity 0"
 fi
 opts="--run-cycles $cycles $pin $*"
