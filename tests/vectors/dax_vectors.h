@@ -13,6 +13,10 @@
  * check.  Kernel-clean: no libc beyond vqf_compat.h, big state in static
  * storage (the runner is called from one thread), frames well under 1 KiB.
  *
+ * The allocator cases drive vqf_dax.c with trivial single-threaded ops
+ * whose sends go through the device checks (the locking protocol itself is
+ * enforced by tests/unit/dax/dax_harness.h in userspace).
+ *
  * Device cases start from one fixed map: a 16 MiB window, 4 KiB alignment,
  * mappings at [0, 2 MiB) (nodeid 1, read-only) and [4 MiB, 6 MiB) (nodeid
  * 1, read-write); slots as the case says.  Each rejection must move its
@@ -436,6 +440,232 @@ static inline int vqf_dax_run_req_roundtrip(void)
 	return 0;
 }
 
+/* ---- the allocator with trivial single-threaded ops ---- */
+
+#define VQF_DAX_VEC_NR	300
+
+struct vqf_dax_vec_alloc {
+	struct vqf_dax_window w;
+	struct vqf_dax_range ranges[VQF_DAX_VEC_NR];
+	struct vqf_dax_inode ino[2];
+	struct vqf_dax_dev_map m;
+	struct vqf_dax_dev_mapping slots[VQF_DAX_VEC_NR];
+	struct vqf_dax_dev_stats st;
+	struct fuse_removemapping_one ents[VQF_REMOVEMAPPING_MAX];
+	struct fuse_removemapping_one scratch[VQF_REMOVEMAPPING_MAX];
+	u8 wire[sizeof(struct fuse_removemapping_in) +
+		VQF_REMOVEMAPPING_MAX * sizeof(struct fuse_removemapping_one)];
+	int w_held, dev_errors;
+	unsigned int removes, kicks;
+};
+
+static inline struct vqf_dax_vec_alloc *vqf_dax_vec_alloc(void)
+{
+	static struct vqf_dax_vec_alloc a;
+
+	return &a;
+}
+
+static inline void vqf_dax_vec_wl(struct vqf_dax_window *w)
+{
+	vqf_dax_vec_alloc()->w_held++;
+}
+
+static inline void vqf_dax_vec_wu(struct vqf_dax_window *w)
+{
+	vqf_dax_vec_alloc()->w_held--;
+}
+
+static inline void vqf_dax_vec_ml(struct vqf_dax_window *w,
+				  struct vqf_dax_inode *di, bool excl)
+{
+}
+
+static inline void vqf_dax_vec_il(struct vqf_dax_window *w,
+				  struct vqf_dax_inode *di)
+{
+}
+
+static inline bool vqf_dax_vec_it(struct vqf_dax_window *w,
+				  struct vqf_dax_inode *di)
+{
+	return true;
+}
+
+static inline bool vqf_dax_vec_get(struct vqf_dax_window *w,
+				   struct vqf_dax_inode *di)
+{
+	return true;
+}
+
+static inline void vqf_dax_vec_kick(struct vqf_dax_window *w,
+				    unsigned int delay_ms)
+{
+	vqf_dax_vec_alloc()->kicks++;
+}
+
+static inline void vqf_dax_vec_wake(struct vqf_dax_window *w)
+{
+}
+
+/* The kicked worker runs right here; nothing freed means a dead end. */
+static inline int vqf_dax_vec_wait(struct vqf_dax_window *w)
+{
+	vqf_dax_reclaim(w);
+	return vqf_dax_nr_free(w) ? 0 : -EINTR;
+}
+
+static inline int vqf_dax_vec_setup(struct vqf_dax_window *w,
+				    struct vqf_dax_inode *di,
+				    const struct fuse_setupmapping_in *in)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_dev_limits lim = { VQF_DAX_VEC_U64_MAX,
+					  VQF_DAX_MAX_FOFFSET + 1, true };
+	const struct vqf_dax_dev_mapping *rep;
+	struct fuse_setupmapping_in copy;
+	int ret;
+
+	ret = vqf_dax_dev_setup_check(&a->m, in, sizeof(*in), &lim, &a->st,
+				      &copy, &rep);
+	if (ret || a->w_held)
+		a->dev_errors++;
+	else
+		vqf_dax_dev_setup_commit(&a->m, di->nodeid, &copy, &a->st);
+	return ret;
+}
+
+static inline int vqf_dax_vec_remove(struct vqf_dax_window *w,
+				     struct vqf_dax_inode *di,
+				     const struct fuse_removemapping_in *in,
+				     const struct fuse_removemapping_one *one)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	size_t n = in->count * sizeof(*one);
+	u32 count;
+	int ret;
+
+	if (in->count > VQF_REMOVEMAPPING_MAX) {
+		a->dev_errors++;
+		return -E2BIG;
+	}
+	memcpy(a->wire, in, sizeof(*in));
+	memcpy(a->wire + sizeof(*in), one, n);
+	ret = vqf_dax_dev_remove_check(&a->m, a->wire, sizeof(*in) + n,
+				       &a->st, a->ents, &count);
+	if (ret || a->w_held)
+		a->dev_errors++;
+	else
+		vqf_dax_dev_remove_commit(&a->m, a->ents, count, &a->st);
+	a->removes++;
+	return ret;
+}
+
+static const struct vqf_dax_ops vqf_dax_vec_ops = {
+	.window_lock = vqf_dax_vec_wl,
+	.window_unlock = vqf_dax_vec_wu,
+	.map_lock = vqf_dax_vec_ml,
+	.map_unlock = vqf_dax_vec_ml,
+	.inode_lock = vqf_dax_vec_il,
+	.inode_trylock = vqf_dax_vec_it,
+	.inode_unlock = vqf_dax_vec_il,
+	.inode_get = vqf_dax_vec_get,
+	.inode_put = vqf_dax_vec_il,
+	.kick_reclaim = vqf_dax_vec_kick,
+	.wake_free = vqf_dax_vec_wake,
+	.wait_free = vqf_dax_vec_wait,
+	.send_setupmapping = vqf_dax_vec_setup,
+	.send_removemapping = vqf_dax_vec_remove,
+};
+
+static inline int vqf_dax_vec_alloc_init(u32 nr, u64 rsize)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_config cfg = { .window_size = nr * rsize,
+				      .range_size = rsize };
+
+	memset(a, 0, sizeof(*a));
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_init(&a->w, &cfg, a->ranges,
+					       VQF_DAX_VEC_NR,
+					       &vqf_dax_vec_ops, NULL));
+	VQF_DAX_VEC_CHECK(!vqf_dax_dev_map_init(&a->m, cfg.window_size, 4096,
+						a->slots, VQF_DAX_VEC_NR));
+	vqf_dax_inode_init(&a->ino[0], 1, VQF_DAX_VEC_U64_MAX);
+	vqf_dax_inode_init(&a->ino[1], 2, VQF_DAX_VEC_U64_MAX);
+	return 0;
+}
+
+/* One range, two inodes taking turns: every access makes progress. */
+static inline int vqf_dax_run_alloc_one_range(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_map map, held;
+	struct vqf_dax_stats st;
+	unsigned int i;
+	int line;
+
+	line = vqf_dax_vec_alloc_init(1, 2 * VQF_DAX_VEC_MIB);
+	if (line)
+		return line;
+	for (i = 0; i < 40; i++) {
+		u64 pos = (u64)(i % 7) * 2 * VQF_DAX_VEC_MIB + i;
+
+		VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[i % 2],
+						     pos, i % 3 ?
+						     VQF_DAX_MAP_WRITE : 0,
+						     &map));
+		VQF_DAX_VEC_CHECK(map.range == &a->ranges[0]);
+		VQF_DAX_VEC_CHECK(map.moffset == (pos & (2 * VQF_DAX_VEC_MIB - 1)));
+		vqf_dax_map_end(&a->w, &map);
+		VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	}
+	/* held: the other inode cannot have it, and is told so */
+	VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[0], 0, 0, &held));
+	VQF_DAX_VEC_CHECK(vqf_dax_map_begin(&a->w, &a->ino[1], 0,
+					    VQF_DAX_MAP_NOWAIT, &map) ==
+			  -EAGAIN);
+	VQF_DAX_VEC_CHECK(vqf_dax_map_begin(&a->w, &a->ino[1], 0, 0, &map) ==
+			  -EINTR);
+	vqf_dax_map_end(&a->w, &held);
+	VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[1], 0, 0, &map));
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.reclaimed_bg + st.reclaimed_direct >= 20);
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 1);
+	return 0;
+}
+
+/* 300 page-sized ranges of one inode: evict sends 256 + 44 entries. */
+static inline int vqf_dax_run_alloc_evict(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_map map;
+	unsigned int i;
+	int line;
+
+	line = vqf_dax_vec_alloc_init(VQF_DAX_VEC_NR, 4096);
+	if (line)
+		return line;
+	for (i = 0; i < VQF_DAX_VEC_NR; i++) {
+		VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[0],
+						     (u64)i * 4096, 0, &map));
+		vqf_dax_map_end(&a->w, &map);
+	}
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_free(&a->w) == 0);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == VQF_DAX_VEC_NR);
+	VQF_DAX_VEC_CHECK(!vqf_dax_inode_check(&a->w, &a->ino[0], NULL));
+	VQF_DAX_VEC_CHECK(vqf_dax_inode_evict(&a->w, &a->ino[0], a->scratch,
+					      VQF_REMOVEMAPPING_MAX) ==
+			  VQF_DAX_VEC_NR);
+	VQF_DAX_VEC_CHECK(a->removes == 2);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 0);
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_free(&a->w) == VQF_DAX_VEC_NR);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
+	return 0;
+}
+
 /* ---- iteration for the runners ---- */
 
 #define VQF_DAX_NR_SETUP	ARRAY_SIZE(vqf_dax_setup_vecs)
@@ -443,7 +673,7 @@ static inline int vqf_dax_run_req_roundtrip(void)
 
 static inline unsigned int vqf_dax_vectors_count(void)
 {
-	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 2;
+	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 4;
 }
 
 static inline const char *vqf_dax_vectors_name(unsigned int i)
@@ -454,8 +684,16 @@ static inline const char *vqf_dax_vectors_name(unsigned int i)
 	if (i < VQF_DAX_NR_REMOVE)
 		return vqf_dax_remove_vecs[i].name;
 	i -= VQF_DAX_NR_REMOVE;
-	return i == 0 ? "itree: boundaries at 0 and U64_MAX" :
-			"req: SETUP/REMOVEMAPPING through vqf_req to the device";
+	switch (i) {
+	case 0:
+		return "itree: boundaries at 0 and U64_MAX";
+	case 1:
+		return "req: SETUP/REMOVEMAPPING through vqf_req to the device";
+	case 2:
+		return "alloc: a window of one range keeps making progress";
+	default:
+		return "alloc: evict batches REMOVEMAPPING by 256";
+	}
 }
 
 static inline int vqf_dax_vectors_run(unsigned int i)
@@ -466,8 +704,18 @@ static inline int vqf_dax_vectors_run(unsigned int i)
 	if (i < VQF_DAX_NR_REMOVE)
 		return vqf_dax_run_remove_vec(&vqf_dax_remove_vecs[i]);
 	i -= VQF_DAX_NR_REMOVE;
-	return i == 0 ? vqf_dax_run_itree_bounds() :
-			vqf_dax_run_req_roundtrip();
+	switch (i) {
+	case 0:
+		return vqf_dax_run_itree_bounds();
+	case 1:
+		return vqf_dax_run_req_roundtrip();
+	case 2:
+		return vqf_dax_run_alloc_one_range();
+	case 3:
+		return vqf_dax_run_alloc_evict();
+	default:
+		return __LINE__;
+	}
 }
 
 #endif /* VQF_DAX_VECTORS_H */
