@@ -115,11 +115,16 @@ typedef __s64 s64;
 #define virt_rmb()	smp_rmb()
 #define virt_wmb()	smp_wmb()
 
-/* Same contract as the kernel branch: fully ordered RMW, relaxed counter. */
+/*
+ * Same contract as the kernel branch: fully ordered RMW, relaxed counter.
+ * Wraps like the kernel's atomic64 (the atomic itself is defined to wrap;
+ * the "+ v" is done unsigned so it does too).
+ */
 static inline s64 vqf_atomic64_add_return(s64 *p, s64 v)
 {
-	return atomic_fetch_add_explicit((_Atomic s64 *)p, v,
-					 memory_order_seq_cst) + v;
+	return (s64)((u64)atomic_fetch_add_explicit((_Atomic s64 *)p, v,
+						    memory_order_seq_cst) +
+		     (u64)v);
 }
 
 static inline void vqf_stat_inc(u64 *p)

@@ -471,8 +471,9 @@ int vqf_ver_dev_release(struct vqf_ver_dev *d, u64 index);
  * two threads bumping one slot never lose an increment.  The caller must
  * not bump a slot after releasing it.
  *
- * Return: the new version (> 0); 0 for VQF_VER_NO_INDEX; -ERANGE (and
- * bad_index) for @index >= nr_slots.
+ * Return: the new version (> 0 until a slot has seen 2^63 bumps, after
+ * which it wraps negative and guests treat it as never valid); 0 for
+ * VQF_VER_NO_INDEX; -ERANGE (and bad_index) for @index >= nr_slots.
  */
 s64 vqf_ver_dev_bump(struct vqf_ver_dev *d, u64 index);
 

@@ -6,8 +6,9 @@
  * program (tests/unit/version/) and the in-kernel KTAP module iterate the
  * same cases the same way:
  *
- *	for (i = 0; i < ARRAY_SIZE(vqf_ver_index_vecs); i++)
- *		fail = vqf_ver_run_index_vec(&vqf_ver_index_vecs[i]);
+ *	for (i = 0; i < vqf_version_vectors_count(); i++)
+ *		if (vqf_version_vectors_run(i))
+ *			report vqf_version_vectors_name(i);
  *
  * A runner returns 0 when the case holds and otherwise the number of the
  * first check that failed (the line in this file), for the log.  Runners
@@ -368,6 +369,60 @@ static inline int vqf_ver_run_dentry_vec(const struct vqf_ver_dentry_vec *v)
 				   t.stats.dentry_stale) == 1);
 	VQF_VER_VEC_CHECK(t.stats.raced == 0);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One flat index over all tables, as the in-kernel module iterates them. */
+
+#define VQF_VER_VEC_N(t)	((unsigned int)ARRAY_SIZE(t))
+
+static inline unsigned int vqf_version_vectors_count(void)
+{
+	return VQF_VER_VEC_N(vqf_ver_index_vecs) +
+	       VQF_VER_VEC_N(vqf_ver_parse_vecs) +
+	       VQF_VER_VEC_N(vqf_ver_entry_vecs) +
+	       VQF_VER_VEC_N(vqf_ver_order_vecs) +
+	       VQF_VER_VEC_N(vqf_ver_dentry_vecs);
+}
+
+/* Name of vector @i ("index: zero is no version", ...), "?" past the end. */
+static inline const char *vqf_version_vectors_name(unsigned int i)
+{
+	if (i < VQF_VER_VEC_N(vqf_ver_index_vecs))
+		return vqf_ver_index_vecs[i].name;
+	i -= VQF_VER_VEC_N(vqf_ver_index_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_parse_vecs))
+		return vqf_ver_parse_vecs[i].name;
+	i -= VQF_VER_VEC_N(vqf_ver_parse_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_entry_vecs))
+		return vqf_ver_entry_vecs[i].name;
+	i -= VQF_VER_VEC_N(vqf_ver_entry_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_order_vecs))
+		return vqf_ver_order_vecs[i].name;
+	i -= VQF_VER_VEC_N(vqf_ver_order_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_dentry_vecs))
+		return vqf_ver_dentry_vecs[i].name;
+	return "?";
+}
+
+/* 0 = pass; otherwise the line of the failed check in this file. */
+static inline int vqf_version_vectors_run(unsigned int i)
+{
+	if (i < VQF_VER_VEC_N(vqf_ver_index_vecs))
+		return vqf_ver_run_index_vec(&vqf_ver_index_vecs[i]);
+	i -= VQF_VER_VEC_N(vqf_ver_index_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_parse_vecs))
+		return vqf_ver_run_parse_vec(&vqf_ver_parse_vecs[i]);
+	i -= VQF_VER_VEC_N(vqf_ver_parse_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_entry_vecs))
+		return vqf_ver_run_entry_vec(&vqf_ver_entry_vecs[i]);
+	i -= VQF_VER_VEC_N(vqf_ver_entry_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_order_vecs))
+		return vqf_ver_run_order_vec(&vqf_ver_order_vecs[i]);
+	i -= VQF_VER_VEC_N(vqf_ver_order_vecs);
+	if (i < VQF_VER_VEC_N(vqf_ver_dentry_vecs))
+		return vqf_ver_run_dentry_vec(&vqf_ver_dentry_vecs[i]);
+	return __LINE__;
 }
 
 #endif /* VQF_VERSION_VECTORS_H */

@@ -50,74 +50,26 @@ static struct vqf_ver_stamp lookup(struct rig *r, struct vqf_ver_inode *vi,
 
 /* ---------------------------------------------------------------------- */
 
-static void test_vectors_index(void **state)
+/* The same iteration the in-kernel KTAP module does. */
+static void test_vectors(void **state)
 {
-	size_t i;
+	unsigned int i, n = vqf_version_vectors_count();
 
 	(void)state;
-	for (i = 0; i < ARRAY_SIZE(vqf_ver_index_vecs); i++) {
-		int line = vqf_ver_run_index_vec(&vqf_ver_index_vecs[i]);
+	assert_int_equal(n, ARRAY_SIZE(vqf_ver_index_vecs) +
+			 ARRAY_SIZE(vqf_ver_parse_vecs) +
+			 ARRAY_SIZE(vqf_ver_entry_vecs) +
+			 ARRAY_SIZE(vqf_ver_order_vecs) +
+			 ARRAY_SIZE(vqf_ver_dentry_vecs));
+	for (i = 0; i < n; i++) {
+		int line = vqf_version_vectors_run(i);
 
 		if (line)
-			fail_msg("%s: version_vectors.h:%d",
-				 vqf_ver_index_vecs[i].name, line);
+			fail_msg("vector %u \"%s\": version_vectors.h:%d", i,
+				 vqf_version_vectors_name(i), line);
 	}
-}
-
-static void test_vectors_parse(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(vqf_ver_parse_vecs); i++) {
-		int line = vqf_ver_run_parse_vec(&vqf_ver_parse_vecs[i]);
-
-		if (line)
-			fail_msg("%s: version_vectors.h:%d",
-				 vqf_ver_parse_vecs[i].name, line);
-	}
-}
-
-static void test_vectors_entry(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(vqf_ver_entry_vecs); i++) {
-		int line = vqf_ver_run_entry_vec(&vqf_ver_entry_vecs[i]);
-
-		if (line)
-			fail_msg("%s: version_vectors.h:%d",
-				 vqf_ver_entry_vecs[i].name, line);
-	}
-}
-
-static void test_vectors_order(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(vqf_ver_order_vecs); i++) {
-		int line = vqf_ver_run_order_vec(&vqf_ver_order_vecs[i]);
-
-		if (line)
-			fail_msg("%s: version_vectors.h:%d",
-				 vqf_ver_order_vecs[i].name, line);
-	}
-}
-
-static void test_vectors_dentry(void **state)
-{
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(vqf_ver_dentry_vecs); i++) {
-		int line = vqf_ver_run_dentry_vec(&vqf_ver_dentry_vecs[i]);
-
-		if (line)
-			fail_msg("%s: version_vectors.h:%d",
-				 vqf_ver_dentry_vecs[i].name, line);
-	}
+	assert_string_equal(vqf_version_vectors_name(n), "?");
+	assert_int_not_equal(vqf_version_vectors_run(n), 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -769,11 +721,7 @@ static void test_dev_random_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_vectors_index),
-		cmocka_unit_test(test_vectors_parse),
-		cmocka_unit_test(test_vectors_entry),
-		cmocka_unit_test(test_vectors_order),
-		cmocka_unit_test(test_vectors_dentry),
+		cmocka_unit_test(test_vectors),
 		cmocka_unit_test(test_table_init_errors),
 		cmocka_unit_test(test_parse_null_buffer),
 		cmocka_unit_test(test_inode_lifecycle),

@@ -1,0 +1,56 @@
+#!/bin/bash -eu
+# OSS-Fuzz / ClusterFuzzLite build script for vqfuse's fuzz targets.
+#
+# Environment (set by OSS-Fuzz's compile step; set them yourself to try it
+# locally, e.g.
+#   CC=clang CFLAGS="-fsanitize=address,fuzzer-no-link -g" \
+#   LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=/tmp/out tests/fuzz/build.sh):
+#   CC, CFLAGS           compiler and flags (sanitizer + coverage included)
+#   LIB_FUZZING_ENGINE   link flag or archive of the engine
+#   OUT                  where fuzz_<name>, <name>.dict and
+#                        fuzz_<name>_seed_corpus.zip go
+#   WORK                 scratch folder (default: a temporary one)
+#
+# Needs only a C compiler, the kernel uapi headers (<linux/fuse.h>,
+# <linux/virtio_ring.h>) and zip: no CMake, cmocka or libfuse, so it runs
+# in the stock base-builder image.  The code under test is compiled with
+# $CFLAGS like the harnesses, so its edges count.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+: "${CC:=clang}"
+: "${CFLAGS:=}"
+: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
+: "${OUT:?OUT must name the output folder}"
+work=${WORK:-$(mktemp -d)}
+obj=$work/vqf-obj
+mkdir -p "$obj" "$OUT"
+
+inc="-I$root/lib -I$root/sim/vring -I$root/tests"
+objs=
+for src in "$root"/lib/*.c "$root"/sim/vring/*.c; do
+	o=$obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
+	# shellcheck disable=SC2086
+	$CC $CFLAGS -std=gnu11 $inc -c "$src" -o "$o"
+	objs="$objs $o"
+done
+
+for h in "$root"/tests/fuzz/fuzz_*.c; do
+	t=$(basename "$h" .c)
+	# shellcheck disable=SC2086
+	$CC $CFLAGS -std=gnu11 $inc "$h" $objs $LIB_FUZZING_ENGINE -lpthread \
+		-o "$OUT/$t"
+	d=$root/tests/fuzz/dict/${t#fuzz_}.dict
+	[ -f "$d" ] && cp "$d" "$OUT/$t.dict"
+done
+
+# Seeds: the generator is an ordinary program, built without the
+# sanitizer and coverage flags so it links anywhere.
+# shellcheck disable=SC2086
+$CC -O1 -std=gnu11 $inc "$root/tests/fuzz/gen_corpus.c" \
+	"$root"/lib/*.c "$root"/sim/vring/*.c -lpthread -o "$work/gen_corpus"
+rm -rf "$work/seeds"
+"$work/gen_corpus" "$work/seeds"
+for s in "$work"/seeds/fuzz_*; do
+	t=$(basename "$s")
+	rm -f "$OUT/${t}_seed_corpus.zip"
+	(cd "$s" && zip -q -r "$OUT/${t}_seed_corpus.zip" .)
+done
