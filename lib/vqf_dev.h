@@ -164,7 +164,8 @@ struct vqf_dev_conn {
  *                                            or on an opcode without
  *                                            VQF_OPF_EXT
  *
- * FORGET and BATCH_FORGET get no reply even when refused.
+ * NOREPLY opcodes (FORGET, BATCH_FORGET, INTERRUPT) get no reply even when
+ * refused, once the opcode is known.
  */
 enum vqf_dev_reason {
 	VQF_DEV_OK = 0,
@@ -254,7 +255,8 @@ union vqf_dev_arg {
  *	BATCH_FORGET/REMOVEMAPPING entries (count from @arg); len 0 if none.
  * @ext: bytes after the names the parser does not interpret: the security
  *	context (FUSE_SECURITY_CTX) and the total_extlen extensions.
- * @noreply: FORGET/BATCH_FORGET: the guest expects no reply.
+ * @noreply: the table marks the opcode NOREPLY (FORGET, BATCH_FORGET,
+ *	INTERRUPT): the guest offered no reply space.
  * @reason, @error: VQF_DEV_OK and 0, or why it was refused and the negative
  *	errno to reply with.
  */
@@ -292,8 +294,8 @@ void vqf_dev_conn_init(struct vqf_dev_conn *conn);
  *	pre-7.23 8/24-byte forms are refused).
  *
  * Sets minor = min(guest, device), flags = guest & device flags, lowers
- * max_write to out->max_write (raising it is refused: the device's buffers
- * were sized for the old limit) and marks the connection initialized.
+ * max_write to out->max_write (never raises it: the device's buffers were
+ * sized for its own limit) and marks the connection initialized.
  *
  * Return: 0; -EINVAL if @req is not a valid INIT; -EPROTO if @out_size is
  * short or out->major != 7; -EPROTONOSUPPORT if the negotiated minor is
@@ -389,7 +391,7 @@ int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
  * vqf_dev_reply_req() - reply to a parsed request.
  * @req: the request.  If it was refused, the reply is req->error and
  *	@error/@pc are ignored; if it expects no reply (FORGET), nothing is
- *	written and 0 is returned.
+ *	written and 0 is returned (NOREPLY opcodes).
  * Other arguments and return as vqf_dev_reply().
  */
 int vqf_dev_reply_req(const struct vqf_dev_req *req, int error,
