@@ -6,6 +6,7 @@
 #   OUT/Kbuild, OUT/*.c, OUT/*.h   -> SRC/kernel/ (symlinks)
 #   OUT/lib/    -> SRC/lib/*.[ch]  (objects of vqfuse.ko)
 #   OUT/libt/   -> SRC/lib/*.[ch]  (objects of vqfuse_test.ko)
+#   OUT/kt/     -> SRC/kernel/vqfuse_req.[ch] (glue under test, same)
 #   OUT/vectors -> SRC/tests/vectors/*.h
 #   OUT/gen/vqf_vectors_all.h      includes every *_vectors.h and lists
 #                                  them in VQF_ALL_SUITES(X)
@@ -36,6 +37,8 @@ link_dir() {	# link_dir FROMDIR TODIR PATTERN...
 link_dir "$src/kernel" "$out" Kbuild '*.c' '*.h'
 link_dir "$src/lib" "$out/lib" '*.c' '*.h'
 link_dir "$src/lib" "$out/libt" '*.c' '*.h'
+# vqfuse_req.c is also tested inside vqfuse_test.ko (suite "glue").
+link_dir "$src/kernel" "$out/kt" vqfuse_req.c vqfuse_req.h
 link_dir "$src/tests/vectors" "$out/vectors" '*.h'
 
 mkdir -p "$out/gen"

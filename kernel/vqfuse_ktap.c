@@ -17,6 +17,7 @@
 #include <linux/printk.h>
 #include "vqf_vectors_all.h"
 #include "vqfuse_ktap_adapt.h"
+#include "vqfuse_ktap_glue.h"
 
 struct vqf_suite {
 	const char *name;
@@ -33,6 +34,7 @@ struct vqf_suite {
 },
 
 static const struct vqf_suite vqf_suites[] = {
+	VQF_SUITE_ENTRY(glue)
 	VQF_ALL_SUITES(VQF_SUITE_ENTRY)
 };
 
