@@ -13,6 +13,8 @@
  *   fuzz_vring_dev     rings written by the driver half: direct and
  *                      indirect chains, wrap-around indices, two regions
  *   fuzz_vring_drv     buffers plus a device that answers in order
+ *   fuzz_dax_dev       mappings set up, upgraded, looked up, removed, and
+ *                      every rejection once
  *
  * Usage: gen_corpus OUTDIR  (creates OUTDIR/<harness>/seed-NNN).
  */
@@ -23,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "vqf_dev.h"
+#include "vqf_dax_dev.h"
 #include "vqf_vring_drv.h"
 #include "vectors/dev_vectors.h"
 
@@ -362,6 +365,66 @@ static void gen_vring_drv(void)
 	emit("fuzz_vring_drv", &o);
 }
 
+/* fuzz_dax_dev ops: o & 3 = setup, remove, lookup, reset (o = 0xff). */
+static void dax_setup(struct out *o, u64 moff, u64 len, u64 foff, u64 flags)
+{
+	struct fuse_setupmapping_in in = {
+		.fh = 1, .foffset = foff, .len = len, .flags = flags,
+		.moffset = moff,
+	};
+
+	put8(o, 0x00);
+	put64(o, 1ULL << 30);		/* file size */
+	put64(o, ~0ULL);		/* max bytes */
+	put8(o, 1);			/* writable */
+	put(o, &in, sizeof(in));
+}
+
+static void dax_remove(struct out *o, unsigned int n, const u64 *spans)
+{
+	unsigned int i;
+
+	put8(o, 0x01);
+	put8(o, n);
+	for (i = 0; i < n; i++) {
+		put64(o, spans[2 * i]);
+		put64(o, spans[2 * i + 1]);
+	}
+}
+
+static void gen_dax_dev(void)
+{
+	const u64 a = 4096, r = FUSE_SETUPMAPPING_FLAG_READ,
+		  w = FUSE_SETUPMAPPING_FLAG_WRITE;
+	const u64 two[] = { 0, 2 * a, 4 * a, a };
+	struct out o = { .n = 0 };
+
+	/* 4 KiB alignment, 16 units, 4 slots: map, upgrade, lookup, remove */
+	put8(&o, 0); put8(&o, 15); put8(&o, 3);
+	dax_setup(&o, 0, 2 * a, 0, r);
+	dax_setup(&o, 4 * a, a, 8 * a, r);
+	dax_setup(&o, 0, 2 * a, 0, r | w);
+	put8(&o, 0x02); put64(&o, a);
+	dax_remove(&o, 2, two);
+	put8(&o, 0x02); put64(&o, a);
+	emit("fuzz_dax_dev", &o);
+
+	/* every rejection once */
+	put8(&o, 1); put8(&o, 7); put8(&o, 0);
+	dax_setup(&o, 0, 0, 0, r);			/* len 0 */
+	dax_setup(&o, 100, 8192, 0, r);			/* unaligned */
+	dax_setup(&o, 0, 8192, 0, 4);			/* flags */
+	dax_setup(&o, 8 * 8192, 8192, 0, r);		/* past window */
+	dax_setup(&o, 0, 8192, 1ULL << 31, r);		/* past EOF */
+	dax_setup(&o, 0, 8192, 0, r);
+	dax_setup(&o, 0, 16384, 0, r);			/* overlap */
+	dax_setup(&o, 8192, 8192, 0, r);		/* no slot */
+	dax_remove(&o, 0, NULL);			/* empty */
+	dax_remove(&o, 2, (const u64 []){ 0, 8192, 0, 8192 }); /* dup */
+	put8(&o, 0xff);
+	emit("fuzz_dax_dev", &o);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -375,5 +438,6 @@ int main(int argc, char **argv)
 	gen_version();
 	gen_vring_dev();
 	gen_vring_drv();
+	gen_dax_dev();
 	return 0;
 }
