@@ -53,10 +53,14 @@ gen="$out/gen/vqf_vectors_all.h"
 		area=${b%_vectors}
 		echo "#include \"$b.h\""
 		echo "#define VQF_HAVE_$(echo "$area" | tr a-z A-Z)_VECTORS 1"
-		# Runnable if the header or kernel/vqfuse_ktap_adapt.h provides
-		# vqf_AREA_vectors_run(); otherwise reported as a skipped suite.
-		if grep -q "vqf_${area}_vectors_run" "$f" \
+		# Runnable if the header provides vqf_AREA_vectors_run(), else
+		# if kernel/vqfuse_ktap_adapt.h has an adapter for it (enabled by
+		# VQF_ADAPT_AREA); otherwise reported as a skipped suite.
+		if grep -q "vqf_${area}_vectors_run" "$f"; then
+			run="$run X($area)"
+		elif grep -q "vqf_${area}_vectors_run" \
 			"$src/kernel/vqfuse_ktap_adapt.h"; then
+			echo "#define VQF_ADAPT_$(echo "$area" | tr a-z A-Z) 1"
 			run="$run X($area)"
 		else
 			skip="$skip \"$area\","

@@ -3,15 +3,15 @@
  * vqfuse_ktap_adapt.h - count/name/run for vectors headers that iterate
  * their tables their own way (see vqfuse_ktap.c for the three functions).
  *
- * Included after the vectors headers, only for the areas that are present
- * (stage.sh defines VQF_HAVE_<AREA>_VECTORS for each *_vectors.h).
+ * Included after the vectors headers; stage.sh defines VQF_ADAPT_<AREA> only
+ * for a header that is present and does not define the functions itself.
  */
 #ifndef VQFUSE_KTAP_ADAPT_H
 #define VQFUSE_KTAP_ADAPT_H
 
 #include <linux/printk.h>
 
-#ifdef VQF_HAVE_REQ_VECTORS
+#ifdef VQF_ADAPT_REQ
 /* A few KiB of scratch: static, the runner is called from one thread. */
 static struct vqf_req_vec_scratch vqf_ktap_req_scratch;
 
@@ -38,7 +38,7 @@ static inline int vqf_req_vectors_run(unsigned int i)
 }
 #endif
 
-#ifdef VQF_HAVE_VERSION_VECTORS
+#ifdef VQF_ADAPT_VERSION
 /* Five tables, numbered one after the other in this order. */
 static inline unsigned int vqf_version_vectors_count(void)
 {
