@@ -22,14 +22,15 @@ vqf_modset()
 	done
 }
 
-# vqf_fs_load FSTYPE / vqf_fs_unload FSTYPE: the filesystem module and
-# fuse.ko, both loaded and unloaded on every cycle.
+# vqf_fs_load FSTYPE [PARAM=VALUE...] / vqf_fs_unload FSTYPE: the
+# filesystem module (with vqfuse.ko's parameters) and fuse.ko, both loaded
+# and unloaded on every cycle.
 vqf_fs_load()
 {
 	vqf_modset fuse || return 1
 	case $1 in
 	virtiofs) vqf_modset virtiofs ;;
-	vqfuse) insmod /lib/vqf/vqfuse.ko ;;
+	vqfuse) shift; insmod /lib/vqf/vqfuse.ko "$@" ;;
 	9p) vqf_modset 9p ;;
 	esac
 }
@@ -73,6 +74,7 @@ vqf_suite_cycles()
 			else
 				rc=1
 			fi
+			[ "$fs" = vqfuse ] && { vqf_vqfuse_counters || rc=1; }
 			vqf_fs_unload "$fs" || { echo "# unload failed"; rc=1; }
 		else
 			echo "# load or mount of $fs failed"
@@ -82,6 +84,24 @@ vqf_suite_cycles()
 		i=$((i + 1))
 	done
 	return $bad
+}
+
+# vqf_vqfuse_counters: vqfuse.ko's debugfs counters after a clean run:
+# no refused reply and nothing left in flight on any queue.
+vqf_vqfuse_counters()
+{
+	grep -q ' /sys/kernel/debug ' /proc/mounts ||
+		mount -t debugfs none /sys/kernel/debug
+	q=$(cat /sys/kernel/debug/vqfuse/*/queues 2>/dev/null)
+	if [ -z "$q" ]; then
+		echo "# vqfuse counters: no /sys/kernel/debug/vqfuse/*/queues"
+		return 1
+	fi
+	echo "$q" | sed 's/^/# vqfuse: /'
+	if echo "$q" | grep -qE 'bad_reply=[1-9]|in_flight=[1-9]'; then
+		echo "# vqfuse counters: refused replies or requests in flight"
+		return 1
+	fi
 }
 
 # vqf_ktap_module: the in-kernel test vectors.  KTAP goes to the kernel log,
@@ -124,7 +144,12 @@ vqf_kill_scenario()
 {
 	fs=$1 strict=$2
 	echo "VQF-BEGIN kill-$fs"
-	if ! vqf_fs_load "$fs" || ! vqf_mount "$fs"; then
+	# vqfuse.ko declares a device dead after dead_timeout seconds
+	# without completions (0, the default, waits forever as upstream)
+	params=
+	[ "$fs" = vqfuse ] && params="dead_timeout=${VQF_DEAD_TIMEOUT:-5}"
+	# shellcheck disable=SC2086
+	if ! vqf_fs_load "$fs" $params || ! vqf_mount "$fs"; then
 		echo "VQF-END kill-$fs rc=1"
 		return 1
 	fi

@@ -7,8 +7,8 @@
 #   VQF_QEMU_SRC   this folder (tests/qemu in the source tree)
 #   VQF_QEMU_BIN   the build folder holding vqf-posix and vqf-bench
 # Optional environment:
-#   VQF_KVER       kernel version (default: newest /boot/vmlinuz-6.1.0-*-amd64
-#                  that has /lib/modules/<ver>/modules.dep)
+#   VQF_KVER       kernel version (default: <ko dir>/kernel-version, else the
+#                  newest /boot/vmlinuz-6.1.0-*-amd64 with modules.dep)
 #   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko (default
 #                  <build>/kernel)
 #   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
@@ -34,6 +34,12 @@ vqf_kver()
 {
 	if [ -n "${VQF_KVER:-}" ]; then
 		echo "$VQF_KVER"
+		return
+	fi
+	# the kernel vqfuse.ko was built for, as kernel/ records it
+	kvf=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}/kernel-version
+	if [ -f "$kvf" ] && [ -f "/lib/modules/$(cat "$kvf")/modules.dep" ]; then
+		cat "$kvf"
 		return
 	fi
 	for k in $(ls -1 /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V -r); do
