@@ -120,6 +120,8 @@ void vqfk_drain_all_queues(struct vqfk_kfs *fs);
 void vqfk_stop_hiprio(struct vqfk_kfs *fs);
 void vqfk_set_fiq(struct vqfk_kfs *fs, struct fuse_iqueue *fiq);
 void vqfk_free_devs(struct vqfk_kfs *fs);
+void vqfk_watchdog_start(struct vqfk_kfs *fs);
+void vqfk_watchdog_stop(struct vqfk_kfs *fs);
 
 /* vqfuse_super.c */
 extern struct file_system_type vqfk_fs_type;

@@ -123,6 +123,7 @@ static int vqfk_fill_super(struct super_block *sb, struct fs_context *fsc)
 	/* A previous unmount stopped the queues. */
 	vqfk_set_fiq(fs, &fc->iq);
 	vqfk_start_all_queues(fs);
+	vqfk_watchdog_start(fs);
 	fuse_send_init(fm);
 	mutex_unlock(&vqfk_mutex);
 	return 0;
@@ -152,6 +153,7 @@ static void vqfk_conn_destroy(struct fuse_mount *fm)
 	 */
 	vqfk_stop_all_queues(fs);
 	vqfk_drain_all_queues(fs);
+	vqfk_watchdog_stop(fs);
 	vqfk_set_fiq(fs, NULL);
 	vqfk_free_devs(fs);
 }

@@ -788,6 +788,22 @@ static void vqfk_watchdog(struct work_struct *work)
 	schedule_delayed_work(&fs->watchdog, HZ);
 }
 
+/* Watch a mounted device (dead_timeout is read at mount time). */
+void vqfk_watchdog_start(struct vqfk_kfs *fs)
+{
+	if (READ_ONCE(dead_timeout) && !READ_ONCE(fs->dead))
+		schedule_delayed_work(&fs->watchdog, HZ);
+}
+
+/*
+ * Called once the queues are drained, before the fuse devices go: the
+ * watchdog's abort path uses them.
+ */
+void vqfk_watchdog_stop(struct vqfk_kfs *fs)
+{
+	cancel_delayed_work_sync(&fs->watchdog);
+}
+
 /* ---- device setup ---- */
 
 static void vqfk_init_vq(struct vqfk_kfs *fs, struct vqfk_kvq *kvq,
@@ -933,8 +949,6 @@ static int vqfk_probe(struct virtio_device *vdev)
 		goto out_vqs;
 	vqfk_stats_add_device(fs);
 	INIT_DELAYED_WORK(&fs->watchdog, vqfk_watchdog);
-	if (dead_timeout)
-		schedule_delayed_work(&fs->watchdog, HZ);
 	dev_info(&vdev->dev, "vqfuse: tag <%s>, %u of %u request queues\n",
 		 fs->tag, fs->nvqs - VQF_VQ_REQUEST, fs->num_request_queues);
 	return 0;
