@@ -139,20 +139,20 @@ static int vqfk_g_fixed(void)
 		return __LINE__;
 	if (memcmp(g->wire + sizeof(ih), g->in1, sizeof(g->in1)))
 		return __LINE__;
-	if (!(g->nin == 2))
+	if (g->nin != 2)
 		return __LINE__;
 	vqfk_g_hdr(16 + 40, 0, 0x1234);
-	if (!(vqfk_g_reply(16 + 40) == 56))
+	if (vqfk_g_reply(16 + 40) != 56)
 		return __LINE__;
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
-	if (!(!g->req.argbuf))
+	if (g->req.argbuf)
 		return __LINE__;
 	if (!(g->req.out.h.error == 0 && g->req.out.h.len == 56))
 		return __LINE__;
 	if (memcmp(g->out1, g->reply + 16, 40))
 		return __LINE__;
-	if (!(g->out1[40] == 0xee))
+	if (g->out1[40] != 0xee)
 		return __LINE__;
 	return 0;
 }
@@ -171,9 +171,9 @@ static int vqfk_g_bad_unique(void)
 		return __LINE__;
 	vqfk_g_hdr(56, 0, 0x9999);
 	vqfk_g_reply(56);
-	if (!(vqfk_req_finish(&g->req) == -ENOMSG))
+	if (vqfk_req_finish(&g->req) != -ENOMSG)
 		return __LINE__;
-	if (!(g->req.out.h.error == -EIO))
+	if (g->req.out.h.error != -EIO)
 		return __LINE__;
 	if (!(g->out1[0] == 0xee && g->out1[39] == 0xee))
 		return __LINE__;
@@ -190,9 +190,9 @@ static int vqfk_g_short(void)
 		return __LINE__;
 	vqfk_g_hdr(16, 0, 0x1234);
 	vqfk_g_reply(8);
-	if (!(vqfk_req_finish(&g->req) == -ENODATA))
+	if (vqfk_req_finish(&g->req) != -ENODATA)
 		return __LINE__;
-	if (!(g->req.out.h.error == -EIO))
+	if (g->req.out.h.error != -EIO)
 		return __LINE__;
 	return 0;
 }
@@ -211,9 +211,9 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(16, -ENOENT, 0x1234);
 	vqfk_g_reply(16);
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
-	if (!(g->req.out.h.error == -ENOENT))
+	if (g->req.out.h.error != -ENOENT)
 		return __LINE__;
 
 	vqfk_g_reset(FUSE_FLUSH, true);
@@ -221,7 +221,7 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(16, 0, 0x1234);
 	vqfk_g_reply(16);
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
 
 	vqfk_g_reset(FUSE_GETATTR, true);
@@ -232,9 +232,9 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(56, -ENOENT, 0x1234);
 	vqfk_g_reply(56);
-	if (!(vqfk_req_finish(&g->req) == -EPROTO))
+	if (vqfk_req_finish(&g->req) != -EPROTO)
 		return __LINE__;
-	if (!(g->req.out.h.error == -EIO))
+	if (g->req.out.h.error != -EIO)
 		return __LINE__;
 	return 0;
 }
@@ -261,7 +261,7 @@ static int vqfk_g_read_pages(void)
 	if (vqfk_g_send())
 		return __LINE__;
 	/* writable: out header, then the two page pieces */
-	if (!(g->nin == 3))
+	if (g->nin != 3)
 		return __LINE__;
 	if (!(sg_page(&g->sg[g->nout + 1]) == g->pages[0] &&
 		  g->sg[g->nout + 1].offset == 100 &&
@@ -272,9 +272,9 @@ static int vqfk_g_read_pages(void)
 		return __LINE__;
 	vqfk_g_hdr(16 + 250, 0, 0x1234);
 	vqfk_g_reply(16 + 250);
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
-	if (!(a->out_args[0].size == 250))
+	if (a->out_args[0].size != 250)
 		return __LINE__;
 	p0 = page_address(g->pages[0]);
 	p1 = page_address(g->pages[1]);
@@ -310,7 +310,7 @@ static int vqfk_g_write_pages(void)
 	a->out_args[0].value = g->out1;
 	if (vqfk_g_send())
 		return __LINE__;
-	if (!(g->wire_len == 40 + sizeof(g->in1) + 64))
+	if (g->wire_len != 40 + sizeof(g->in1) + 64)
 		return __LINE__;
 	if (memcmp(g->wire + 40, g->in1, sizeof(g->in1)))
 		return __LINE__;
@@ -319,7 +319,7 @@ static int vqfk_g_write_pages(void)
 		return __LINE__;
 	vqfk_g_hdr(24, 0, 0x1234);
 	vqfk_g_reply(24);
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
 	if (memcmp(g->out1, g->reply + 16, 8))
 		return __LINE__;
@@ -341,7 +341,7 @@ static int vqfk_g_noreply(void)
 	if (!(g->nin == 0 && g->wire_len == 48))
 		return __LINE__;
 	vqfk_req_set_used(&g->req, 0);
-	if (!(vqfk_req_finish(&g->req) == 0))
+	if (vqfk_req_finish(&g->req) != 0)
 		return __LINE__;
 	return 0;
 }
