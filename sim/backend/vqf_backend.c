@@ -266,7 +266,7 @@ static ssize_t be_writev(int fd, struct iovec *iov, int count, void *userdata)
 	pthread_mutex_unlock(&be->stats_lock);
 	free(e);
 	if (ret < 0) {
-		/* ENOENT: libfuse treats it as an interrupted request, quietly. */
+		/* ENOENT: libfuse takes it for an interrupted request. */
 		errno = ENOENT;
 		return -1;
 	}

@@ -134,7 +134,8 @@ enum vqf_be_check vqf_be_check_request(const struct fuse_in_header *in,
 		struct fuse_batch_forget_in b;
 
 		memcpy(&b, arg, sizeof(b));
-		if (b.count > (size_t)(end - p) / sizeof(struct fuse_forget_one))
+		if (b.count > (size_t)(end - p) /
+			      sizeof(struct fuse_forget_one))
 			return VQF_BE_BAD_PAYLOAD;
 		break;
 	}

@@ -130,8 +130,8 @@ static ssize_t uring_io(struct io_uring *ring, int fd, void *buf, size_t len,
 			res[c] = cqe->res;
 			/* The kernel wrote it: memcheck cannot see that. */
 			if (!wr && cqe->res > 0)
-				VALGRIND_MAKE_MEM_DEFINED((char *)buf + c * chunk,
-							  cqe->res);
+				VALGRIND_MAKE_MEM_DEFINED(
+					(char *)buf + c * chunk, cqe->res);
 			io_uring_cqe_seen(ring, cqe);
 			got++;
 		}

@@ -194,7 +194,8 @@ int main(int argc, char **argv)
 		       peers[i].name, sf[i], sf[i] / sf_native, rd[i],
 		       rd[i] / rd_native, dr[i], dr[i] / dr_native);
 	printf("(smallfile op = CREATE, WRITE 4 KiB, RELEASE, GETATTR, UNLINK,"
-	       " FORGET; seqread = 1 MiB READs of a %d MiB file, cached or O_DIRECT)\n",
+	       " FORGET; seqread = 1 MiB READs of a %d MiB file, cached"
+	       " or O_DIRECT)\n",
 	       FILE_MB);
 	return 0;
 }
