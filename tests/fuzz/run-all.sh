@@ -6,7 +6,8 @@
 #
 # usage: tests/fuzz/run-all.sh [SECONDS]
 #
-#   SECONDS              per target (default: $VQF_FUZZ_SECONDS or 60)
+#   SECONDS              per target (default: $VQF_FUZZ_SECONDS or 60);
+#                        0 only replays seeds and regressions once
 #   VQF_FUZZ_BUILD       build folder (default: build-fuzz at the top)
 #   VQF_FUZZ_TARGETS     space-separated subset, e.g. "fuzz_version"
 #   VQF_FUZZ_CORPUS      folder that keeps each target's corpus between
@@ -62,7 +63,12 @@ for t in $targets; do
 	log=$B/fuzz-logs/$t.log
 	rm -rf "$art"
 	mkdir -p "$corpus" "$art" "$B/fuzz-logs"
-	set -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	if [ "$secs" -eq 0 ]; then
+		set -- -runs=0
+	else
+		set -- -max_total_time="$secs"
+	fi
+	set -- "$@" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$art/"
 	dict=$root/tests/fuzz/dict/${t#fuzz_}.dict
 	[ -f "$dict" ] && set -- "$@" -dict="$dict"
