@@ -96,8 +96,8 @@ struct vqf_vring_dev;
  * Reads nothing from the rings yet.
  *
  * Return: 0; -EINVAL for a num that is not a power of two up to 32768,
- * unknown features or misaligned ring addresses; -EFAULT if a ring is not
- * inside one region of the map; -ENOMEM.
+ * unknown features or ring addresses misaligned in the guest or host view;
+ * -EFAULT if a ring is not inside one region of the map; -ENOMEM.
  */
 int vqf_vring_dev_create(const struct vqf_vring_dev_cfg *cfg,
 			 struct vqf_vring_dev **out);

@@ -84,6 +84,13 @@ int vqf_vring_dev_create(const struct vqf_vring_dev_cfg *cfg,
 	used = vqf_gmem_ptr(cfg->mem, cfg->addr.used, vqf_vring_used_bytes(num));
 	if (!desc || !avail || !used)
 		return -EFAULT;
+	/* The host view must keep the spec's alignment too: ring fields are
+	 * accessed in place with single atomic loads and stores.
+	 */
+	if (!VQF_IS_ALIGNED((uintptr_t)desc, 16) ||
+	    !VQF_IS_ALIGNED((uintptr_t)avail, 2) ||
+	    !VQF_IS_ALIGNED((uintptr_t)used, 4))
+		return -EINVAL;
 
 	dev = aligned_alloc(64, VQF_ALIGN(sizeof(*dev), 64));
 	if (!dev)
@@ -269,6 +276,11 @@ static int dev_indirect(struct vqf_vring_dev *dev, struct vqf_chain *c,
 	 */
 	tab = VQF_IS_ALIGNED(addr, 16) ? vqf_gmem_ptr(dev->mem, addr, len) :
 					 NULL;
+	/* A region whose host start is not congruent to its guest start
+	 * turns an aligned guest address into a misaligned host pointer.
+	 */
+	if (tab && !VQF_IS_ALIGNED((uintptr_t)tab, 16))
+		tab = NULL;
 	if (!tab && !dev_mapped(dev->mem, addr, len))
 		return -EFAULT;
 	c->indirect = true;
