@@ -55,6 +55,7 @@ fi
 
 failed=
 summary=
+ntargets=$(echo $targets | wc -w)
 for t in $targets; do
 	exe=$fz/$t
 	[ -x "$exe" ] || { echo "run-all: no target $t" >&2; exit 2; }
@@ -105,6 +106,8 @@ $line"
 done
 
 echo "run-all: summary$summary"
+nfail=$(echo $failed | wc -w)
+echo "fuzz: $((ntargets - nfail)) passed, $nfail failed"
 if [ -n "$failed" ]; then
 	echo "run-all: FAILED:$failed" >&2
 	exit 1
