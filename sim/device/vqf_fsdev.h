@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_fsdev.h - a virtio-fs device (virtio 1.2, section 5.11) in userspace.
+ *
+ * The device owns no memory of the guest's: it reaches rings and buffers
+ * only through a vqf_gmem map, as a vhost-user back-end does.  The driver
+ * talks to it through a small transport surface modelled on virtio-pci's
+ * common configuration: read the offered features and the config space,
+ * write the accepted features and the status byte, describe each queue
+ * (size, ring addresses, a kick eventfd the driver writes and a call
+ * eventfd the device writes).
+ *
+ * Queues, in order (5.11.2):
+ *   0                hiprio: FORGET, BATCH_FORGET, INTERRUPT
+ *   1                notification queue, only when VIRTIO_FS_F_NOTIFICATION
+ *                    was negotiated
+ *   1 or 2 ...       num_request_queues request queues
+ *
+ * Service: each queue has a thread that sleeps on its kick eventfd, pops
+ * chains and parses each request with lib/'s vqf_dev_parse().  Requests
+ * from request queues go to a pool of worker threads (cfg.threads; 0 serves
+ * them in the queue's own thread), which hand them to a vqf_backend
+ * (libfuse3 through fuse_session_custom_io) and write the reply into the
+ * chain's writable segments with lib/'s reply builder.  The hiprio queue
+ * has its own thread and never waits for request-queue work (5.11.6.1).
+ *
+ * Bad input never crashes the device and never stops other requests: a
+ * refused request gets an error reply, or, when it has no room for one,
+ * its chain comes back with length 0; a driver that breaks the ring
+ * protocol marks that queue broken and sets DEVICE_NEEDS_RESET.  Each case
+ * is counted in struct vqf_fsdev_stats.
+ */
+#ifndef VQF_FSDEV_H
+#define VQF_FSDEV_H
+
+#include "vqf_backend.h"
+#include "vqf_dev.h"
+#include "vqf_vring_dev.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef VIRTIO_FS_F_NOTIFICATION
+#define VIRTIO_FS_F_NOTIFICATION	0	/* virtio 1.2, 5.11.3 */
+#endif
+#define VQF_FS_TAG_LEN		36
+
+/* Device status bits (virtio 1.2, 2.1). */
+#define VQF_S_ACKNOWLEDGE	1
+#define VQF_S_DRIVER		2
+#define VQF_S_DRIVER_OK		4
+#define VQF_S_FEATURES_OK	8
+#define VQF_S_NEEDS_RESET	64
+#define VQF_S_FAILED		128
+
+/* The device configuration layout (5.11.4), little-endian on the wire. */
+struct vqf_virtio_fs_config {
+	u8 tag[VQF_FS_TAG_LEN];		/* UTF-8, NUL-padded, not terminated
+					 * when all 36 bytes are used */
+	__le32 num_request_queues;	/* >= 1 */
+	__le32 notify_buf_size;		/* with VIRTIO_FS_F_NOTIFICATION */
+};
+
+struct vqf_fsdev_cfg {
+	const char *tag;		/* 1..36 bytes */
+	unsigned int num_request_queues;	/* >= 1 (0: 1) */
+	unsigned int queue_size_max;	/* largest queue size (0: 1024) */
+	/* Worker threads for the request queues (0: serve in the queue's
+	 * thread).  Shared by all request queues.
+	 */
+	unsigned int threads;
+	/* Offer VIRTIO_FS_F_NOTIFICATION with buffers of this many bytes
+	 * (0: not offered).  At least fuse_out_header + the largest notify.
+	 */
+	u32 notify_buf_size;
+	/* Device-side limit on WRITE payloads before INIT (0: 1 MiB). */
+	u32 max_write;
+	/* Device features never offered (mask of 1ULL << bit), for tests. */
+	u64 features_withheld;
+	struct vqf_backend *be;		/* serves the requests; required */
+};
+
+struct vqf_fsdev_stats {
+	u64 requests;		/* chains popped from request queues */
+	u64 hiprio;		/* chains popped from the hiprio queue */
+	u64 replies;		/* chains pushed with a reply */
+	u64 no_reply;		/* chains pushed with length 0 by design */
+	u64 refused;		/* requests refused by vqf_dev_parse() */
+	u64 refused_no_room;	/* ...with no room for the error reply */
+	u64 chain_errors;	/* -ENODATA/-ENOBUFS chains returned empty */
+	u64 reply_too_big;	/* backend reply did not fit: EIO sent */
+	u64 backend_errors;	/* backend refused before libfuse */
+	u64 notifies;		/* notifications delivered */
+	u64 notifies_dropped;	/* no notification buffer, queue full */
+	u64 queue_broken;	/* queues that broke (needs reset) */
+	u64 kicks;		/* kick eventfd wake-ups */
+	u64 interrupts;		/* call eventfd signals */
+	u64 bytes_in;		/* request bytes copied out of the guest */
+	u64 bytes_out;		/* reply bytes copied into the guest */
+	u64 workers_busy_max;	/* most requests being served at once */
+	struct vqf_dev_stats dev;	/* parser counters (reject[] etc.) */
+};
+
+struct vqf_fsdev;
+
+/*
+ * Creates the device in the reset state.  @mem maps the guest's memory and
+ * must outlive the device.  Returns 0, -EINVAL (no backend, tag empty or
+ * longer than 36 bytes, a queue size that is not a power of two),
+ * -ENOMEM.
+ */
+int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
+		  struct vqf_fsdev **out);
+
+/* Resets the device (stopping its threads) and frees it. */
+void vqf_fsdev_free(struct vqf_fsdev *d);
+
+/* Features the device offers: VERSION_1, EVENT_IDX, INDIRECT_DESC, and
+ * NOTIFICATION when configured.
+ */
+u64 vqf_fsdev_features(const struct vqf_fsdev *d);
+
+/* The config space as the driver reads it. */
+void vqf_fsdev_read_config(const struct vqf_fsdev *d,
+			   struct vqf_virtio_fs_config *cfg);
+
+/*
+ * Records the features the driver accepts.  Only while the status has
+ * DRIVER and not yet FEATURES_OK.  Returns 0; -EPERM in another state;
+ * -EINVAL for features not offered or without VIRTIO_F_VERSION_1 (the
+ * device does not speak legacy virtio).
+ */
+int vqf_fsdev_set_features(struct vqf_fsdev *d, u64 features);
+
+/* Queues that exist with the features set so far: 1 + notification +
+ * request queues.
+ */
+unsigned int vqf_fsdev_num_queues(const struct vqf_fsdev *d);
+
+/* Index of the first request queue (1, or 2 with notifications). */
+unsigned int vqf_fsdev_first_request_queue(const struct vqf_fsdev *d);
+
+/* The largest size queue @idx accepts, 0 if @idx does not exist. */
+unsigned int vqf_fsdev_queue_max(const struct vqf_fsdev *d, unsigned int idx);
+
+/*
+ * Describes queue @idx (after FEATURES_OK, before DRIVER_OK).  @num is a
+ * power of two up to vqf_fsdev_queue_max(); the rings must be inside @mem;
+ * @kick_fd is an eventfd the driver writes, @call_fd one the device
+ * writes.  The device does not close them.  A queue left undescribed
+ * stays disabled.  Returns 0; -EPERM in another state; -ENOENT for an
+ * index past the queues; -EINVAL for a bad size, fd or ring placement;
+ * -EFAULT for rings outside guest memory.
+ */
+int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
+			unsigned int num, const struct vqf_vring_addr *addr,
+			int kick_fd, int call_fd);
+
+/*
+ * Writes the status byte (virtio 1.2, 3.1.1).  0 resets the device: its
+ * threads stop, every chain it holds is dropped without being pushed (the
+ * driver takes them back with vqf_vring_drv_detach_unused()), the FUSE
+ * connection is forgotten.  FEATURES_OK is refused (the bit stays clear)
+ * when the features are unacceptable; DRIVER_OK starts the queues and is
+ * refused with -EINVAL unless the hiprio queue and at least one request
+ * queue are set.  Returns 0, -EINVAL (a bit cleared without a reset, or
+ * an order the spec forbids), -EIO (a queue could not be started: the
+ * device sets NEEDS_RESET).
+ */
+int vqf_fsdev_set_status(struct vqf_fsdev *d, u8 status);
+
+u8 vqf_fsdev_get_status(const struct vqf_fsdev *d);
+
+/* A consistent copy of the counters (any time). */
+void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out);
+
+/* The backend's notify callback for vqf_backend_config.notify: pass the
+ * device as notify_ctx.  Delivers on the notification queue when
+ * negotiated, drops (counted) otherwise.
+ */
+int vqf_fsdev_notify(void *dev, const struct iovec *iov, int iovcnt,
+		     size_t len);
+
+#endif /* VQF_FSDEV_H */

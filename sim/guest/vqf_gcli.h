@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_gcli.h - a POSIX-like client over the simulated virtio-fs guest.
+ *
+ * What the Linux FUSE client (fs/fuse/dir.c, file.c) does for a process,
+ * reduced to a library: paths are walked one component at a time with
+ * LOOKUP, files are opened with OPEN/CREATE and read and written with
+ * READ/WRITE through data pages in guest RAM, and every inode the server
+ * gave us is remembered with its lookup count so that it is forgotten
+ * (FORGET/BATCH_FORGET on hiprio) exactly as often as it was looked up.
+ *
+ * Caching: cache=none here (entry and attribute timeouts of 0, no page
+ * cache): every call goes to the device.  Paths are relative to the
+ * shared directory's root ("a/b", "/a/b" and "a//b/" are the same); ".."
+ * is resolved lexically and never climbs above the root.
+ *
+ * All calls return >= 0 on success and a negative errno on failure, like
+ * the kernel's syscall entry points.  A client may be used by many
+ * threads at once.
+ */
+#ifndef VQF_GCLI_H
+#define VQF_GCLI_H
+
+#include "vqf_gdrv.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+struct vqf_gcli_cfg {
+	u32 uid, gid, pid;	/* credentials in every request (0: ours) */
+	unsigned int max_files;	/* open file table size (0: 1024) */
+	/* Inodes remembered while unused before FORGET (0: 4096). */
+	unsigned int icache_max;
+};
+
+struct vqf_gcli_stats {
+	u64 calls;		/* API calls */
+	u64 requests;		/* FUSE requests sent */
+	u64 lookups;		/* ...of which LOOKUP */
+	u64 forgets;		/* lookups given back (sum of nlookup) */
+	u64 bytes_read;		/* file bytes delivered to callers */
+	u64 bytes_written;	/* file bytes taken from callers */
+	u64 bytes_copied;	/* between caller buffers and guest pages */
+	u64 inodes;		/* inodes remembered now */
+};
+
+struct vqf_gcli;
+
+/* Returns 0, -EINVAL, -ENOMEM. */
+int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
+		 struct vqf_gcli **out);
+/* Releases open files, forgets every inode (flushing the forgets) and
+ * frees the client.  The driver stays up.
+ */
+void vqf_gcli_free(struct vqf_gcli *c);
+
+/* Files.  flags as open(2): O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL,
+ * O_TRUNC, O_APPEND, O_DIRECTORY, O_NOFOLLOW.  Returns a descriptor >= 0.
+ */
+int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
+		  mode_t mode);
+int vqf_gcli_close(struct vqf_gcli *c, int fd);
+ssize_t vqf_gcli_read(struct vqf_gcli *c, int fd, void *buf, size_t n);
+ssize_t vqf_gcli_write(struct vqf_gcli *c, int fd, const void *buf,
+		       size_t n);
+ssize_t vqf_gcli_pread(struct vqf_gcli *c, int fd, void *buf, size_t n,
+		       off_t off);
+ssize_t vqf_gcli_pwrite(struct vqf_gcli *c, int fd, const void *buf,
+			size_t n, off_t off);
+/* SEEK_SET/CUR/END locally; SEEK_DATA/SEEK_HOLE through FUSE_LSEEK. */
+off_t vqf_gcli_lseek(struct vqf_gcli *c, int fd, off_t off, int whence);
+int vqf_gcli_fsync(struct vqf_gcli *c, int fd, bool datasync);
+int vqf_gcli_ftruncate(struct vqf_gcli *c, int fd, off_t len);
+int vqf_gcli_fstat(struct vqf_gcli *c, int fd, struct stat *st);
+int vqf_gcli_fallocate(struct vqf_gcli *c, int fd, int mode, off_t off,
+		       off_t len);
+ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
+				 off_t off_in, int fd_out, off_t off_out,
+				 size_t len);
+/* cmd: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW.
+ * POSIX locks are owned by the client (one process), OFD locks by @fd.
+ */
+int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl);
+/* op: LOCK_SH, LOCK_EX, LOCK_UN, | LOCK_NB. */
+int vqf_gcli_flock(struct vqf_gcli *c, int fd, int op);
+
+/* Names. */
+int vqf_gcli_stat(struct vqf_gcli *c, const char *path, struct stat *st);
+int vqf_gcli_lstat(struct vqf_gcli *c, const char *path, struct stat *st);
+int vqf_gcli_mkdir(struct vqf_gcli *c, const char *path, mode_t mode);
+int vqf_gcli_rmdir(struct vqf_gcli *c, const char *path);
+int vqf_gcli_unlink(struct vqf_gcli *c, const char *path);
+int vqf_gcli_mknod(struct vqf_gcli *c, const char *path, mode_t mode,
+		   dev_t dev);
+/* flags: 0, RENAME_NOREPLACE, RENAME_EXCHANGE (RENAME2 when nonzero). */
+int vqf_gcli_rename(struct vqf_gcli *c, const char *from, const char *to,
+		    unsigned int flags);
+int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to);
+int vqf_gcli_symlink(struct vqf_gcli *c, const char *target,
+		     const char *path);
+/* Returns the target's length (not NUL-terminated if it fills @size). */
+ssize_t vqf_gcli_readlink(struct vqf_gcli *c, const char *path, char *buf,
+			  size_t size);
+int vqf_gcli_truncate(struct vqf_gcli *c, const char *path, off_t len);
+int vqf_gcli_chmod(struct vqf_gcli *c, const char *path, mode_t mode);
+int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
+		   gid_t gid);
+/* times[0] atime, times[1] mtime; UTIME_NOW / UTIME_OMIT honoured. */
+int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
+		     const struct timespec times[2]);
+int vqf_gcli_statfs(struct vqf_gcli *c, const char *path,
+		    struct statvfs *sv);
+
+/*
+ * Directory listing: @fn(ctx, name, st) for every entry, "." and ".."
+ * included, in the server's order.  With @plus (READDIRPLUS), @st holds
+ * the attributes and the entries' inodes are remembered as LOOKUP would;
+ * without, only st_ino and the type bits of st_mode are set.  A nonzero
+ * return from @fn stops the walk and is returned.
+ */
+typedef int (*vqf_gcli_dirent_fn)(void *ctx, const char *name,
+				  const struct stat *st);
+int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
+		     vqf_gcli_dirent_fn fn, void *ctx);
+
+/* Extended attributes, as the *xattr(2) calls (size 0 probes). */
+int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
+		      const char *name, const void *value, size_t size,
+		      int flags);
+ssize_t vqf_gcli_getxattr(struct vqf_gcli *c, const char *path,
+			  const char *name, void *value, size_t size);
+ssize_t vqf_gcli_listxattr(struct vqf_gcli *c, const char *path, char *list,
+			   size_t size);
+int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
+			 const char *name);
+
+void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out);
+
+/* The driver underneath (for raw requests in tests). */
+struct vqf_gdrv *vqf_gcli_drv(struct vqf_gcli *c);
+
+/* Resolves @path to a nodeid with one more lookup held by the caller, who
+ * gives it back with vqf_gcli_put_nodeid() (tests of raw requests).
+ */
+int vqf_gcli_get_nodeid(struct vqf_gcli *c, const char *path, u64 *nodeid);
+void vqf_gcli_put_nodeid(struct vqf_gcli *c, u64 nodeid);
+
+#endif /* VQF_GCLI_H */

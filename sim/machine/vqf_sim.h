@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_sim.h - one simulated machine: a host directory served by a libfuse3
+ * filesystem (vqfuse's passthrough or libfuse3's example passthrough_ll)
+ * behind a virtio-fs device, and a guest with RAM, a transport driver and
+ * a POSIX-like client.  What vqfuse-sim, the end-to-end tests and the
+ * benchmarks build on.
+ *
+ *   vqf_gcli -> vqf_gdrv -> split virtqueues in vqf_gram
+ *            -> vqf_fsdev (vqf_dev_parse) -> vqf_backend (libfuse3)
+ *            -> vqf_pt / passthrough_ll -> the shared directory
+ */
+#ifndef VQF_SIM_H
+#define VQF_SIM_H
+
+#include "vqf_gcli.h"
+#include "vqf_passthrough.h"
+
+enum vqf_sim_fs {
+	VQF_SIM_FS_VQFUSE = 0,	/* sim/passthrough, hardened */
+	VQF_SIM_FS_PTLL,	/* libfuse3's passthrough_ll example */
+};
+
+struct vqf_sim_cfg {
+	const char *shared;		/* the host directory; required */
+	enum vqf_sim_fs fs;
+	enum vqf_pt_io_mode io;		/* VQF_SIM_FS_VQFUSE only */
+	unsigned int queues;		/* request queues (0: 1) */
+	unsigned int queue_size;	/* (0: 128) */
+	unsigned int threads;		/* device workers (0: serve inline) */
+	size_t ram;			/* guest RAM bytes (0: 256 MiB) */
+	bool notification;		/* offer + negotiate NOTIFICATION */
+	const char *tag;		/* (NULL: "vqfuse") */
+	struct vqf_gdrv_cfg drv;	/* queues/queue_size set from above */
+	struct vqf_gcli_cfg cli;
+	/* Extra libfuse options for the backend (e.g. "-d"). */
+	int fuse_argc;
+	const char *const *fuse_argv;
+};
+
+struct vqf_sim_stats {
+	struct vqf_gcli_stats cli;
+	struct vqf_gdrv_stats drv;
+	struct vqf_fsdev_stats dev;
+	struct vqf_backend_stats be;
+	struct vqf_pt_stats pt;		/* zero for passthrough_ll */
+};
+
+struct vqf_sim;
+
+/* Returns 0 or a negative errno; on error nothing is left behind. */
+int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out);
+/* Client, driver (DESTROY, reset), device, backend, RAM: in that order. */
+void vqf_sim_free(struct vqf_sim *s);
+
+struct vqf_gcli *vqf_sim_cli(struct vqf_sim *s);
+struct vqf_gdrv *vqf_sim_drv(struct vqf_sim *s);
+struct vqf_fsdev *vqf_sim_dev(struct vqf_sim *s);
+struct vqf_backend *vqf_sim_backend(struct vqf_sim *s);
+struct vqf_pt *vqf_sim_pt(struct vqf_sim *s);	/* NULL for ptll */
+
+void vqf_sim_get_stats(struct vqf_sim *s, struct vqf_sim_stats *out);
+
+#endif /* VQF_SIM_H */
