@@ -71,6 +71,8 @@ struct vqf_gdrv_cfg {
 	void *trace_ctx;
 };
 
+#define VQF_GDRV_OPCODES	64	/* by_opcode[] size; larger ones in [0] */
+
 struct vqf_gdrv_stats {
 	u64 submitted;		/* requests accepted by vqf_gdrv_submit() */
 	u64 completed;		/* ...completed with a validated reply */
@@ -87,7 +89,7 @@ struct vqf_gdrv_stats {
 	u64 bad_replies;	/* replies refused by vqf_req_complete() */
 	u64 ring_errors;	/* used-ring errors (queue broken) */
 	u64 bytes_copied;	/* argbuf and header bytes copied */
-	u64 by_opcode[VQF_FUSE_OPCODE_MAX + 1];	/* requests per opcode */
+	u64 by_opcode[VQF_GDRV_OPCODES];	/* requests per opcode */
 	struct vqf_req_stats req;	/* vqf_req_complete() outcomes */
 };
 
@@ -96,6 +98,12 @@ struct vqf_gdrv;
 /* One request as the caller hands it over; private memory. */
 struct vqf_gdrv_call {
 	struct vqf_req req;	/* filled with vqf_req_init*() and args */
+	/*
+	 * 0: the driver picks (hiprio for FORGET, BATCH_FORGET, INTERRUPT, a
+	 * request queue otherwise); n: virtqueue n - 1, whatever the opcode
+	 * (tests of the device's queue checks).
+	 */
+	unsigned int queue;
 	/* Driver-owned from here on. */
 	int result;		/* 0, the FUSE error, or a transport errno */
 	void *priv;

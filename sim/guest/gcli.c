@@ -1,0 +1,1712 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * gcli.c - a POSIX-like client over the simulated guest (see vqf_gcli.h).
+ *
+ * Inodes: every nodeid the server handed out (LOOKUP, CREATE, MKDIR,
+ * MKNOD, SYMLINK, LINK, READDIRPLUS) is counted in a small hash table
+ * with its nlookup; it is forgotten with that count when evicted (the
+ * table is over icache_max and nobody holds it) or at vqf_gcli_free().
+ * An operation holds a reference on the inodes it uses, so eviction never
+ * forgets a nodeid that a request in flight still names.
+ */
+#define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
+#include "vqf_gcli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+
+#define GCLI_BUCKETS	1024
+#define GCLI_MAX_DEPTH	256
+#define GCLI_MAX_LINKS	40		/* MAXSYMLINKS */
+#define GCLI_DIRBUF	(32 * 1024)
+#define GCLI_OFFSET_MAX	0x7fffffffffffffffULL
+
+struct ginode {
+	u64 nodeid;
+	u64 nlookup;
+	u32 refs;
+	struct ginode *next;
+};
+
+struct gfile {
+	bool used, dir;
+	u64 nodeid;
+	u64 fh;
+	int flags;
+	off_t pos;
+	u64 owner;		/* OFD / flock lock owner */
+	pthread_mutex_t lock;	/* pos */
+};
+
+struct vqf_gcli {
+	struct vqf_gdrv *g;
+	struct vqf_gcli_cfg cfg;
+	u32 wchunk, rchunk;
+	pthread_mutex_t lock;		/* inodes, file table */
+	struct ginode *buckets[GCLI_BUCKETS];
+	u64 ninodes;
+	struct gfile *files;
+	u64 posix_owner;
+	pthread_mutex_t slock;
+	struct vqf_gcli_stats st;
+};
+
+#define STAT_ADD(c, field, n) do {				\
+	pthread_mutex_lock(&(c)->slock);			\
+	(c)->st.field += (n);					\
+	pthread_mutex_unlock(&(c)->slock);			\
+} while (0)
+
+/* ---- inodes ----------------------------------------------------------- */
+
+static struct ginode **ifind(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode **pp = &c->buckets[nodeid % GCLI_BUCKETS];
+
+	while (*pp && (*pp)->nodeid != nodeid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void trim_locked(struct vqf_gcli *c)
+{
+	unsigned int b;
+
+	for (b = 0; b < GCLI_BUCKETS && c->ninodes > c->cfg.icache_max; b++) {
+		struct ginode **pp = &c->buckets[b];
+
+		while (*pp && c->ninodes > c->cfg.icache_max) {
+			struct ginode *i = *pp;
+
+			if (i->refs || i->nodeid == FUSE_ROOT_ID) {
+				pp = &i->next;
+				continue;
+			}
+			*pp = i->next;
+			vqf_gdrv_forget(c->g, i->nodeid, i->nlookup);
+			c->st.forgets += i->nlookup;
+			c->ninodes--;
+			free(i);
+		}
+	}
+}
+
+/* Count @n more lookups of @nodeid and take a reference. */
+static int iget(struct vqf_gcli *c, u64 nodeid, u64 n)
+{
+	struct ginode **pp, *i;
+
+	pthread_mutex_lock(&c->lock);
+	pp = ifind(c, nodeid);
+	i = *pp;
+	if (!i) {
+		i = calloc(1, sizeof(*i));
+		if (!i) {
+			pthread_mutex_unlock(&c->lock);
+			/* Give the lookups back rather than leak them. */
+			if (n)
+				vqf_gdrv_forget(c->g, nodeid, n);
+			return -ENOMEM;
+		}
+		i->nodeid = nodeid;
+		*pp = i;
+		c->ninodes++;
+	}
+	i->nlookup += n;
+	i->refs++;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static void iput(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i;
+
+	if (nodeid == FUSE_ROOT_ID)
+		return;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && i->refs)
+		i->refs--;
+	if (c->ninodes > c->cfg.icache_max)
+		trim_locked(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* An entry the server returned: count its lookup (nodeid 0: none). */
+static int entry_got(struct vqf_gcli *c, const struct fuse_entry_out *e,
+		     bool keep_ref)
+{
+	int ret;
+
+	if (!e->nodeid)
+		return 0;
+	ret = iget(c, e->nodeid, 1);
+	if (!ret && !keep_ref)
+		iput(c, e->nodeid);
+	return ret;
+}
+
+/* ---- requests --------------------------------------------------------- */
+
+static void creds(struct vqf_gcli *c, struct vqf_req *r)
+{
+	r->in_h.uid = c->cfg.uid;
+	r->in_h.gid = c->cfg.gid;
+	r->in_h.pid = c->cfg.pid;
+}
+
+static int send(struct vqf_gcli *c, struct vqf_gdrv_call *cl)
+{
+	creds(c, &cl->req);
+	STAT_ADD(c, requests, 1);
+	if (cl->req.in_h.opcode == FUSE_LOOKUP)
+		STAT_ADD(c, lookups, 1);
+	return vqf_gdrv_call(c->g, cl, -1);
+}
+
+static void call_init(struct vqf_gdrv_call *cl, u32 opcode, u64 nodeid)
+{
+	memset(cl, 0, sizeof(*cl));
+	vqf_req_init(&cl->req, opcode, nodeid, 0);
+}
+
+static void attr_to_stat(const struct fuse_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_rdev = a->rdev;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)a->blocks;
+	st->st_blksize = a->blksize ? a->blksize : 4096;
+	st->st_atim.tv_sec = (time_t)a->atime;
+	st->st_atim.tv_nsec = a->atimensec;
+	st->st_mtim.tv_sec = (time_t)a->mtime;
+	st->st_mtim.tv_nsec = a->mtimensec;
+	st->st_ctim.tv_sec = (time_t)a->ctime;
+	st->st_ctim.tv_nsec = a->ctimensec;
+}
+
+static int do_lookup(struct vqf_gcli *c, u64 parent, const char *name,
+		     struct fuse_entry_out *e)
+{
+	struct vqf_gdrv_call cl;
+	size_t n = strlen(name);
+	int ret;
+
+	memset(&cl, 0, sizeof(cl));
+	if (n > VQF_FUSE_NAME_MAX)
+		return -ENAMETOOLONG;
+	ret = vqf_req_init_lookup(&cl.req, 0, parent, name, (u32)n, e, NULL);
+	if (ret)
+		return ret;
+	memset(e, 0, sizeof(*e));
+	ret = send(c, &cl);
+	if (ret)
+		return ret;
+	/* nodeid 0 is a negative entry (fuse_lookup_name). */
+	if (!e->nodeid)
+		return -ENOENT;
+	return entry_got(c, e, true);
+}
+
+static ssize_t do_readlink(struct vqf_gcli *c, u64 nodeid, char *buf,
+			   size_t size)
+{
+	struct vqf_gdrv_call cl;
+	int ret;
+
+	call_init(&cl, FUSE_READLINK, nodeid);
+	vqf_req_add_out(&cl.req, buf, (u32)size);
+	ret = send(c, &cl);
+	if (ret)
+		return ret;
+	return cl.req.out_args[0].size;
+}
+
+/* ---- paths -------------------------------------------------------------- */
+
+struct walk {
+	char buf[PATH_MAX * 2];
+	char *comp[GCLI_MAX_DEPTH];
+	unsigned int n;
+};
+
+/* Split @path into components; "." dropped, ".." pops (never above /). */
+static int split(struct walk *w, const char *path)
+{
+	char *s, *save = NULL, *t;
+
+	if (!path)
+		return -EFAULT;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	w->n = 0;
+	strcpy(w->buf, path);
+	for (s = strtok_r(w->buf, "/", &save); s;
+	     s = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(s, "."))
+			continue;
+		if (!strcmp(s, "..")) {
+			if (w->n)
+				w->n--;
+			continue;
+		}
+		if (w->n == GCLI_MAX_DEPTH)
+			return -ENAMETOOLONG;
+		if (strlen(s) > NAME_MAX)
+			return -ENAMETOOLONG;
+		w->comp[w->n++] = s;
+	}
+	(void)t;
+	return 0;
+}
+
+/*
+ * Walks @path from the root.  With @parent, stops before the last
+ * component and copies its name to @last (ENOENT/EINVAL for the root).
+ * Symlinks are followed in the guest, as the VFS does: always in the
+ * middle of a path, at the end when @follow.  On success the result
+ * holds a reference (iput() it).
+ */
+static int resolve(struct vqf_gcli *c, const char *path, bool parent,
+		   bool follow, u64 *out, char *last,
+		   struct fuse_attr *attr)
+{
+	struct walk *w = malloc(sizeof(*w));
+	struct fuse_entry_out e;
+	char *link = NULL;
+	unsigned int i, links = 0;
+	u64 cur = FUSE_ROOT_ID;
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	ret = split(w, path);
+	if (ret)
+		goto out;
+restart:
+	cur = FUSE_ROOT_ID;
+	if (attr)
+		memset(attr, 0, sizeof(*attr));
+	if (parent) {
+		if (!w->n) {
+			ret = -EBUSY;	/* the root has no name */
+			goto out;
+		}
+		strcpy(last, w->comp[w->n - 1]);
+	}
+	for (i = 0; i < w->n - (parent ? 1 : 0); i++) {
+		bool is_last = i + 1 == w->n;
+
+		ret = do_lookup(c, cur, w->comp[i], &e);
+		iput(c, cur);
+		if (ret)
+			goto out;
+		cur = e.nodeid;
+		if (attr)
+			*attr = e.attr;
+		if (S_ISLNK(e.attr.mode) && (!is_last || follow)) {
+			ssize_t n;
+			size_t rest = 0;
+			unsigned int k;
+
+			if (++links > GCLI_MAX_LINKS) {
+				iput(c, cur);
+				ret = -ELOOP;
+				goto out;
+			}
+			if (!link)
+				link = malloc(PATH_MAX * 2);
+			if (!link) {
+				iput(c, cur);
+				ret = -ENOMEM;
+				goto out;
+			}
+			n = do_readlink(c, cur, link, PATH_MAX - 1);
+			iput(c, cur);
+			if (n < 0) {
+				ret = (int)n;
+				goto out;
+			}
+			link[n] = 0;
+			/* New path: the link's directory (unless the target
+			 * is absolute: the share's root), the target, then
+			 * what was left of ours.
+			 */
+			{
+				char *np = malloc(PATH_MAX * 2);
+				size_t off = 0;
+
+				if (!np) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				np[0] = 0;
+				if (link[0] != '/')
+					for (k = 0; k < i; k++)
+						off += snprintf(np + off,
+							PATH_MAX * 2 - off,
+							"%s/", w->comp[k]);
+				off += snprintf(np + off, PATH_MAX * 2 - off,
+						"%s", link);
+				for (k = i + 1; k < w->n; k++) {
+					rest += strlen(w->comp[k]) + 1;
+					off += snprintf(np + off,
+							PATH_MAX * 2 - off,
+							"/%s", w->comp[k]);
+				}
+				if (off >= PATH_MAX) {
+					free(np);
+					ret = -ENAMETOOLONG;
+					goto out;
+				}
+				ret = split(w, np);
+				free(np);
+				(void)rest;
+				if (ret)
+					goto out;
+			}
+			goto restart;
+		}
+	}
+	*out = cur;
+	ret = 0;
+	if (!attr || parent || cur != FUSE_ROOT_ID)
+		goto out;
+	/* The root's attributes: nobody looked it up. */
+	{
+		struct vqf_gdrv_call cl;
+		struct fuse_getattr_in gi = { 0 };
+		struct fuse_attr_out ao;
+
+		memset(&cl, 0, sizeof(cl));
+		vqf_req_init_getattr(&cl.req, 0, FUSE_ROOT_ID, &gi, &ao);
+		ret = send(c, &cl);
+		if (!ret)
+			*attr = ao.attr;
+	}
+out:
+	free(link);
+	free(w);
+	return ret;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
+		 struct vqf_gcli **out)
+{
+	const struct fuse_init_out *io;
+	struct vqf_gcli *c;
+	unsigned int i;
+
+	if (!g || !out)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->g = g;
+	if (cfg)
+		c->cfg = *cfg;
+	if (!c->cfg.uid && !c->cfg.gid && !c->cfg.pid) {
+		c->cfg.uid = getuid();
+		c->cfg.gid = getgid();
+		c->cfg.pid = getpid();
+	}
+	if (!c->cfg.max_files)
+		c->cfg.max_files = 1024;
+	if (!c->cfg.icache_max)
+		c->cfg.icache_max = 4096;
+	c->files = calloc(c->cfg.max_files, sizeof(*c->files));
+	if (!c->files) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->cfg.max_files; i++)
+		pthread_mutex_init(&c->files[i].lock, NULL);
+	io = vqf_gdrv_init_out(g);
+	c->wchunk = io->max_write;
+	c->rchunk = io->max_pages ? io->max_pages * 4096u : io->max_write;
+	if (c->rchunk > io->max_write)
+		c->rchunk = io->max_write;
+	if (c->wchunk < 4096)
+		c->wchunk = c->rchunk = 4096;
+	c->posix_owner = 0x5eed0000ULL ^ (u64)(uintptr_t)c;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->slock, NULL);
+	*out = c;
+	return 0;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static struct gfile *fget(struct vqf_gcli *c, int fd)
+{
+	struct gfile *f;
+
+	if (fd < 0 || (unsigned int)fd >= c->cfg.max_files)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	f = c->files[fd].used ? &c->files[fd] : NULL;
+	pthread_mutex_unlock(&c->lock);
+	return f;
+}
+
+static int falloc(struct vqf_gcli *c, u64 nodeid, u64 fh, int flags, bool dir)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->cfg.max_files; i++) {
+		struct gfile *f = &c->files[i];
+
+		if (f->used)
+			continue;
+		f->used = true;
+		f->dir = dir;
+		f->nodeid = nodeid;
+		f->fh = fh;
+		f->flags = flags;
+		f->pos = 0;
+		f->owner = 0x0fd00000ULL + i + ((u64)(uintptr_t)c << 16);
+		pthread_mutex_unlock(&c->lock);
+		return (int)i;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return -EMFILE;
+}
+
+static void release(struct vqf_gcli *c, u64 nodeid, u64 fh, int flags,
+		    bool dir, u64 owner)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_release_in ri = { .fh = fh, .flags = (u32)flags };
+
+	if (!dir) {
+		struct fuse_flush_in fi = { .fh = fh,
+					    .lock_owner = owner };
+
+		call_init(&cl, FUSE_FLUSH, nodeid);
+		vqf_req_add_in(&cl.req, &fi, sizeof(fi));
+		send(c, &cl);
+		ri.release_flags = FUSE_RELEASE_FLOCK_UNLOCK;
+		ri.lock_owner = owner;
+	}
+	call_init(&cl, dir ? FUSE_RELEASEDIR : FUSE_RELEASE, nodeid);
+	vqf_req_add_in(&cl.req, &ri, sizeof(ri));
+	send(c, &cl);
+}
+
+static int open_node(struct vqf_gcli *c, u64 nodeid, int flags, bool dir,
+		     u64 *fh)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_open_in oi = { .flags = (u32)(flags & ~(O_CREAT | O_EXCL |
+							   O_NOCTTY)) };
+	struct fuse_open_out oo;
+	int ret;
+
+	call_init(&cl, dir ? FUSE_OPENDIR : FUSE_OPEN, nodeid);
+	vqf_req_add_in(&cl.req, &oi, sizeof(oi));
+	vqf_req_add_out(&cl.req, &oo, sizeof(oo));
+	ret = send(c, &cl);
+	if (!ret)
+		*fh = oo.fh;
+	return ret;
+}
+
+int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
+		  mode_t mode)
+{
+	char name[NAME_MAX + 1];
+	struct fuse_attr a;
+	u64 nodeid = 0, parent, fh = 0;
+	bool dir = flags & O_DIRECTORY;
+	int ret, fd;
+
+	STAT_ADD(c, calls, 1);
+	if (flags & O_CREAT) {
+		struct fuse_entry_out e;
+
+		ret = resolve(c, path, true, true, &parent, name, NULL);
+		if (ret)
+			return ret == -EBUSY ? -EISDIR : ret;
+		ret = do_lookup(c, parent, name, &e);
+		if (!ret && (flags & O_EXCL)) {
+			iput(c, e.nodeid);
+			iput(c, parent);
+			return -EEXIST;
+		}
+		if (ret == -ENOENT) {
+			struct vqf_gdrv_call cl;
+			struct fuse_create_in ci = {
+				.flags = (u32)(flags & ~(O_CREAT | O_EXCL |
+							 O_NOCTTY)),
+				.mode = mode, .umask = 0,
+			};
+			struct fuse_open_out oo;
+
+			call_init(&cl, FUSE_CREATE, parent);
+			vqf_req_add_in(&cl.req, &ci, sizeof(ci));
+			vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+			vqf_req_add_out(&cl.req, &e, sizeof(e));
+			vqf_req_add_out(&cl.req, &oo, sizeof(oo));
+			memset(&e, 0, sizeof(e));
+			ret = send(c, &cl);
+			iput(c, parent);
+			if (ret)
+				return ret;
+			ret = entry_got(c, &e, true);
+			if (ret)
+				return ret;
+			fd = falloc(c, e.nodeid, oo.fh, flags, false);
+			if (fd < 0) {
+				release(c, e.nodeid, oo.fh, flags, false, 0);
+				iput(c, e.nodeid);
+			}
+			return fd;
+		}
+		iput(c, parent);
+		if (ret)
+			return ret;
+		nodeid = e.nodeid;
+		a = e.attr;
+		if (S_ISLNK(a.mode)) {
+			/* O_CREAT on an existing symlink follows it. */
+			iput(c, nodeid);
+			ret = resolve(c, path, false, true, &nodeid, NULL, &a);
+			if (ret)
+				return ret;
+		}
+	} else {
+		ret = resolve(c, path, false, !(flags & O_NOFOLLOW), &nodeid,
+			      NULL, &a);
+		if (ret)
+			return ret;
+	}
+	if (S_ISLNK(a.mode)) {
+		ret = -ELOOP;
+		goto fail;
+	}
+	if (dir && !S_ISDIR(a.mode)) {
+		ret = -ENOTDIR;
+		goto fail;
+	}
+	if (S_ISDIR(a.mode) && !dir) {
+		if ((flags & O_ACCMODE) != O_RDONLY) {
+			ret = -EISDIR;
+			goto fail;
+		}
+		dir = true;
+	}
+	ret = open_node(c, nodeid, flags, dir, &fh);
+	if (ret)
+		goto fail;
+	fd = falloc(c, nodeid, fh, flags, dir);
+	if (fd < 0) {
+		release(c, nodeid, fh, flags, dir, 0);
+		ret = fd;
+		goto fail;
+	}
+	return fd;
+fail:
+	iput(c, nodeid);
+	return ret;
+}
+
+int vqf_gcli_close(struct vqf_gcli *c, int fd)
+{
+	struct gfile *f = fget(c, fd), copy;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	pthread_mutex_lock(&c->lock);
+	copy = *f;
+	f->used = false;
+	pthread_mutex_unlock(&c->lock);
+	release(c, copy.nodeid, copy.fh, copy.flags, copy.dir, copy.owner);
+	iput(c, copy.nodeid);
+	return 0;
+}
+
+static int getattr_fh(struct vqf_gcli *c, struct gfile *f,
+		      struct fuse_attr *a)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_getattr_in gi = { .getattr_flags = FUSE_GETATTR_FH,
+				      .fh = f->fh };
+	struct fuse_attr_out ao;
+	int ret;
+
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init_getattr(&cl.req, 0, f->nodeid, &gi, &ao);
+	ret = send(c, &cl);
+	if (!ret)
+		*a = ao.attr;
+	return ret;
+}
+
+static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
+			size_t n, off_t off)
+{
+	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	size_t done = 0;
+	u8 *page;
+
+	if (f->dir)
+		return -EISDIR;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (off < 0)
+		return -EINVAL;
+	page = vqf_gram_alloc(ram, n < c->rchunk ? (n ? n : 1) : c->rchunk,
+			      false);
+	if (!page)
+		return -ENOMEM;
+	while (done < n) {
+		struct vqf_gdrv_call cl;
+		u32 chunk = n - done < c->rchunk ? (u32)(n - done) : c->rchunk;
+		struct fuse_read_in ri = { .fh = f->fh,
+					   .offset = (u64)off + done,
+					   .size = chunk,
+					   .flags = (u32)f->flags };
+		struct vqf_page_desc pd = { .page = page, .offset = 0,
+					    .length = chunk };
+		u32 got;
+		int ret;
+
+		memset(&cl, 0, sizeof(cl));
+		vqf_req_init_read(&cl.req, FUSE_READ, 0, f->nodeid, &ri, &pd,
+				  1, false);
+		ret = send(c, &cl);
+		if (ret) {
+			vqf_gram_release(ram, page);
+			return done ? (ssize_t)done : ret;
+		}
+		got = cl.req.out_args[0].size;
+		memcpy((u8 *)buf + done, page, got);
+		STAT_ADD(c, bytes_copied, got);
+		done += got;
+		if (got < chunk)
+			break;		/* EOF */
+	}
+	vqf_gram_release(ram, page);
+	STAT_ADD(c, bytes_read, done);
+	return (ssize_t)done;
+}
+
+static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
+			 const void *buf, size_t n, off_t off)
+{
+	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	size_t done = 0;
+	u8 *page;
+
+	if (f->dir)
+		return -EISDIR;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (off < 0)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
+	if (!page)
+		return -ENOMEM;
+	while (done < n) {
+		struct vqf_gdrv_call cl;
+		u32 chunk = n - done < c->wchunk ? (u32)(n - done) : c->wchunk;
+		struct fuse_write_in wi = { .fh = f->fh,
+					    .offset = (u64)off + done,
+					    .size = chunk,
+					    .flags = (u32)f->flags };
+		struct vqf_page_desc pd = { .page = page, .offset = 0,
+					    .length = chunk };
+		struct fuse_write_out wo = { 0 };
+		int ret;
+
+		memcpy(page, (const u8 *)buf + done, chunk);
+		STAT_ADD(c, bytes_copied, chunk);
+		memset(&cl, 0, sizeof(cl));
+		vqf_req_init_write(&cl.req, 0, f->nodeid, &wi, &pd, 1, &wo);
+		ret = send(c, &cl);
+		if (ret) {
+			vqf_gram_release(ram, page);
+			return done ? (ssize_t)done : ret;
+		}
+		/* The server may not claim more than we sent. */
+		if (wo.size > chunk) {
+			vqf_gram_release(ram, page);
+			return -EIO;
+		}
+		done += wo.size;
+		if (wo.size < chunk)
+			break;
+	}
+	vqf_gram_release(ram, page);
+	STAT_ADD(c, bytes_written, done);
+	return (ssize_t)done;
+}
+
+ssize_t vqf_gcli_pread(struct vqf_gcli *c, int fd, void *buf, size_t n,
+		       off_t off)
+{
+	struct gfile *f = fget(c, fd);
+
+	STAT_ADD(c, calls, 1);
+	return f ? do_pread(c, f, buf, n, off) : -EBADF;
+}
+
+ssize_t vqf_gcli_pwrite(struct vqf_gcli *c, int fd, const void *buf,
+			size_t n, off_t off)
+{
+	struct gfile *f = fget(c, fd);
+
+	STAT_ADD(c, calls, 1);
+	return f ? do_pwrite(c, f, buf, n, off) : -EBADF;
+}
+
+ssize_t vqf_gcli_read(struct vqf_gcli *c, int fd, void *buf, size_t n)
+{
+	struct gfile *f = fget(c, fd);
+	ssize_t r;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	pthread_mutex_lock(&f->lock);
+	r = do_pread(c, f, buf, n, f->pos);
+	if (r > 0)
+		f->pos += r;
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+ssize_t vqf_gcli_write(struct vqf_gcli *c, int fd, const void *buf, size_t n)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_attr a;
+	ssize_t r;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	pthread_mutex_lock(&f->lock);
+	if (f->flags & O_APPEND) {
+		/* No cached size: ask for it, as cache=none must. */
+		ret = getattr_fh(c, f, &a);
+		if (ret) {
+			pthread_mutex_unlock(&f->lock);
+			return ret;
+		}
+		f->pos = (off_t)a.size;
+	}
+	r = do_pwrite(c, f, buf, n, f->pos);
+	if (r > 0)
+		f->pos += r;
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+off_t vqf_gcli_lseek(struct vqf_gcli *c, int fd, off_t off, int whence)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_attr a;
+	off_t np;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	pthread_mutex_lock(&f->lock);
+	switch (whence) {
+	case SEEK_SET:
+		np = off;
+		break;
+	case SEEK_CUR:
+		np = f->pos + off;
+		break;
+	case SEEK_END:
+		ret = getattr_fh(c, f, &a);
+		if (ret) {
+			pthread_mutex_unlock(&f->lock);
+			return ret;
+		}
+		np = (off_t)a.size + off;
+		break;
+	case SEEK_DATA:
+	case SEEK_HOLE: {
+		struct vqf_gdrv_call cl;
+		struct fuse_lseek_in li = { .fh = f->fh, .offset = (u64)off,
+					    .whence = (u32)whence };
+		struct fuse_lseek_out lo;
+
+		call_init(&cl, FUSE_LSEEK, f->nodeid);
+		vqf_req_add_in(&cl.req, &li, sizeof(li));
+		vqf_req_add_out(&cl.req, &lo, sizeof(lo));
+		ret = send(c, &cl);
+		if (ret) {
+			pthread_mutex_unlock(&f->lock);
+			return ret;
+		}
+		np = (off_t)lo.offset;
+		break;
+	}
+	default:
+		pthread_mutex_unlock(&f->lock);
+		return -EINVAL;
+	}
+	if (np < 0) {
+		pthread_mutex_unlock(&f->lock);
+		return -EINVAL;
+	}
+	f->pos = np;
+	pthread_mutex_unlock(&f->lock);
+	return np;
+}
+
+int vqf_gcli_fsync(struct vqf_gcli *c, int fd, bool datasync)
+{
+	struct gfile *f = fget(c, fd);
+	struct vqf_gdrv_call cl;
+	struct fuse_fsync_in fi = { 0 };
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	fi.fh = f->fh;
+	fi.fsync_flags = datasync ? 1 : 0;
+	call_init(&cl, f->dir ? FUSE_FSYNCDIR : FUSE_FSYNC, f->nodeid);
+	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
+	return send(c, &cl);
+}
+
+static int setattr(struct vqf_gcli *c, u64 nodeid,
+		   struct fuse_setattr_in *si)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_attr_out ao;
+
+	call_init(&cl, FUSE_SETATTR, nodeid);
+	vqf_req_add_in(&cl.req, si, sizeof(*si));
+	vqf_req_add_out(&cl.req, &ao, sizeof(ao));
+	return send(c, &cl);
+}
+
+int vqf_gcli_ftruncate(struct vqf_gcli *c, int fd, off_t len)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_setattr_in si = { 0 };
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	if (len < 0)
+		return -EINVAL;
+	if (f->dir || (f->flags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL;
+	si.valid = FATTR_SIZE | FATTR_FH;
+	si.fh = f->fh;
+	si.size = (u64)len;
+	return setattr(c, f->nodeid, &si);
+}
+
+int vqf_gcli_fstat(struct vqf_gcli *c, int fd, struct stat *st)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_attr a;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	ret = getattr_fh(c, f, &a);
+	if (!ret)
+		attr_to_stat(&a, st);
+	return ret;
+}
+
+int vqf_gcli_fallocate(struct vqf_gcli *c, int fd, int mode, off_t off,
+		       off_t len)
+{
+	struct gfile *f = fget(c, fd);
+	struct vqf_gdrv_call cl;
+	struct fuse_fallocate_in fi = { 0 };
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	fi.fh = f->fh;
+	fi.offset = (u64)off;
+	fi.length = (u64)len;
+	fi.mode = (u32)mode;
+	call_init(&cl, FUSE_FALLOCATE, f->nodeid);
+	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
+	return send(c, &cl);
+}
+
+ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
+				 off_t off_in, int fd_out, off_t off_out,
+				 size_t len)
+{
+	struct gfile *fi = fget(c, fd_in), *fo = fget(c, fd_out);
+	struct vqf_gdrv_call cl;
+	struct fuse_copy_file_range_in ci = { 0 };
+	struct fuse_write_out wo = { 0 };
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!fi || !fo)
+		return -EBADF;
+	if (off_in < 0 || off_out < 0)
+		return -EINVAL;
+	ci.fh_in = fi->fh;
+	ci.off_in = (u64)off_in;
+	ci.nodeid_out = fo->nodeid;
+	ci.fh_out = fo->fh;
+	ci.off_out = (u64)off_out;
+	ci.len = len;
+	call_init(&cl, FUSE_COPY_FILE_RANGE, fi->nodeid);
+	vqf_req_add_in(&cl.req, &ci, sizeof(ci));
+	vqf_req_add_out(&cl.req, &wo, sizeof(wo));
+	ret = send(c, &cl);
+	if (ret)
+		return ret;
+	return wo.size > len ? -EIO : (ssize_t)wo.size;
+}
+
+static int lk_call(struct vqf_gcli *c, struct gfile *f, u32 opcode,
+		   u64 owner, u32 lk_flags, struct fuse_file_lock *lk,
+		   struct fuse_lk_out *lo)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_lk_in li = { .fh = f->fh, .owner = owner, .lk = *lk,
+				 .lk_flags = lk_flags };
+
+	call_init(&cl, opcode, f->nodeid);
+	vqf_req_add_in(&cl.req, &li, sizeof(li));
+	if (lo)
+		vqf_req_add_out(&cl.req, lo, sizeof(*lo));
+	return send(c, &cl);
+}
+
+int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_file_lock lk = { 0 };
+	struct fuse_lk_out lo;
+	bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK ||
+		   cmd == F_OFD_SETLKW;
+	u64 owner;
+	off_t start;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	if (fl->l_type != F_RDLCK && fl->l_type != F_WRLCK &&
+	    fl->l_type != F_UNLCK)
+		return -EINVAL;
+	switch (fl->l_whence) {
+	case SEEK_SET:
+		start = fl->l_start;
+		break;
+	case SEEK_CUR:
+		start = f->pos + fl->l_start;
+		break;
+	default:
+		return -EINVAL;	/* SEEK_END would need the size: unused */
+	}
+	if (start < 0 || fl->l_len < 0)
+		return -EINVAL;
+	owner = ofd ? f->owner : c->posix_owner;
+	lk.start = (u64)start;
+	lk.end = fl->l_len ? (u64)start + (u64)fl->l_len - 1 : GCLI_OFFSET_MAX;
+	lk.type = (u32)fl->l_type;
+	lk.pid = ofd ? 0 : c->cfg.pid;
+	switch (cmd) {
+	case F_GETLK:
+	case F_OFD_GETLK:
+		ret = lk_call(c, f, FUSE_GETLK, owner, 0, &lk, &lo);
+		if (ret)
+			return ret;
+		fl->l_type = (short)lo.lk.type;
+		if (lo.lk.type != F_UNLCK) {
+			fl->l_whence = SEEK_SET;
+			fl->l_start = (off_t)lo.lk.start;
+			fl->l_len = lo.lk.end == GCLI_OFFSET_MAX ? 0 :
+				    (off_t)(lo.lk.end - lo.lk.start + 1);
+			fl->l_pid = ofd ? -1 : (pid_t)lo.lk.pid;
+		}
+		return 0;
+	case F_SETLK:
+	case F_OFD_SETLK:
+		return lk_call(c, f, FUSE_SETLK, owner, 0, &lk, NULL);
+	case F_SETLKW:
+	case F_OFD_SETLKW:
+		return lk_call(c, f, FUSE_SETLKW, owner, 0, &lk, NULL);
+	default:
+		return -EINVAL;
+	}
+}
+
+int vqf_gcli_flock(struct vqf_gcli *c, int fd, int op)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_file_lock lk = { .start = 0, .end = GCLI_OFFSET_MAX };
+	bool nb = op & LOCK_NB;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	switch (op & ~LOCK_NB) {
+	case LOCK_SH:
+		lk.type = F_RDLCK;
+		break;
+	case LOCK_EX:
+		lk.type = F_WRLCK;
+		break;
+	case LOCK_UN:
+		lk.type = F_UNLCK;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return lk_call(c, f, nb ? FUSE_SETLK : FUSE_SETLKW, f->owner,
+		       FUSE_LK_FLOCK, &lk, NULL);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static int do_stat(struct vqf_gcli *c, const char *path, struct stat *st,
+		   bool follow)
+{
+	struct fuse_attr a;
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, false, follow, &nodeid, NULL, &a);
+	if (ret)
+		return ret;
+	iput(c, nodeid);
+	attr_to_stat(&a, st);
+	return 0;
+}
+
+int vqf_gcli_stat(struct vqf_gcli *c, const char *path, struct stat *st)
+{
+	return do_stat(c, path, st, true);
+}
+
+int vqf_gcli_lstat(struct vqf_gcli *c, const char *path, struct stat *st)
+{
+	return do_stat(c, path, st, false);
+}
+
+/* MKDIR, MKNOD, SYMLINK: an entry in @path's parent. */
+static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
+		     const void *arg, u32 arg_size, const char *target)
+{
+	char name[NAME_MAX + 1];
+	struct vqf_gdrv_call cl;
+	struct fuse_entry_out e;
+	u64 parent;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, true, true, &parent, name, NULL);
+	if (ret)
+		return ret == -EBUSY ? -EEXIST : ret;
+	call_init(&cl, opcode, parent);
+	if (arg)
+		vqf_req_add_in(&cl.req, arg, arg_size);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	if (target)
+		vqf_req_add_in(&cl.req, target, (u32)strlen(target) + 1);
+	vqf_req_add_out(&cl.req, &e, sizeof(e));
+	memset(&e, 0, sizeof(e));
+	ret = send(c, &cl);
+	iput(c, parent);
+	if (!ret)
+		ret = entry_got(c, &e, false);
+	return ret;
+}
+
+int vqf_gcli_mkdir(struct vqf_gcli *c, const char *path, mode_t mode)
+{
+	struct fuse_mkdir_in mi = { .mode = mode, .umask = 0 };
+
+	return make_node(c, path, FUSE_MKDIR, &mi, sizeof(mi), NULL);
+}
+
+int vqf_gcli_mknod(struct vqf_gcli *c, const char *path, mode_t mode,
+		   dev_t dev)
+{
+	struct fuse_mknod_in mi = { .mode = mode, .rdev = (u32)dev };
+
+	return make_node(c, path, FUSE_MKNOD, &mi, sizeof(mi), NULL);
+}
+
+int vqf_gcli_symlink(struct vqf_gcli *c, const char *target,
+		     const char *path)
+{
+	if (!target || !*target)
+		return -ENOENT;
+	if (strlen(target) >= VQF_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	return make_node(c, path, FUSE_SYMLINK, NULL, 0, target);
+}
+
+static int remove_name(struct vqf_gcli *c, const char *path, u32 opcode)
+{
+	char name[NAME_MAX + 1];
+	struct vqf_gdrv_call cl;
+	u64 parent;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, true, true, &parent, name, NULL);
+	if (ret)
+		return ret;
+	call_init(&cl, opcode, parent);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	ret = send(c, &cl);
+	iput(c, parent);
+	return ret;
+}
+
+int vqf_gcli_rmdir(struct vqf_gcli *c, const char *path)
+{
+	return remove_name(c, path, FUSE_RMDIR);
+}
+
+int vqf_gcli_unlink(struct vqf_gcli *c, const char *path)
+{
+	return remove_name(c, path, FUSE_UNLINK);
+}
+
+int vqf_gcli_rename(struct vqf_gcli *c, const char *from, const char *to,
+		    unsigned int flags)
+{
+	char n1[NAME_MAX + 1], n2[NAME_MAX + 1];
+	struct fuse_rename2_in r2 = { 0 };
+	struct fuse_rename_in r1 = { 0 };
+	struct vqf_gdrv_call cl;
+	u64 p1, p2;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, from, true, true, &p1, n1, NULL);
+	if (ret)
+		return ret;
+	ret = resolve(c, to, true, true, &p2, n2, NULL);
+	if (ret) {
+		iput(c, p1);
+		return ret;
+	}
+	/* Arg values are read at submission: they must outlive send(). */
+	r2.newdir = p2;
+	r2.flags = flags;
+	r1.newdir = p2;
+	if (flags) {
+		call_init(&cl, FUSE_RENAME2, p1);
+		vqf_req_add_in(&cl.req, &r2, sizeof(r2));
+	} else {
+		call_init(&cl, FUSE_RENAME, p1);
+		vqf_req_add_in(&cl.req, &r1, sizeof(r1));
+	}
+	vqf_req_add_in(&cl.req, n1, (u32)strlen(n1) + 1);
+	vqf_req_add_in(&cl.req, n2, (u32)strlen(n2) + 1);
+	ret = send(c, &cl);
+	iput(c, p1);
+	iput(c, p2);
+	return ret;
+}
+
+int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
+{
+	char name[NAME_MAX + 1];
+	struct vqf_gdrv_call cl;
+	struct fuse_link_in li;
+	struct fuse_entry_out e;
+	struct fuse_attr a;
+	u64 old, parent;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, from, false, false, &old, NULL, &a);
+	if (ret)
+		return ret;
+	if (S_ISDIR(a.mode)) {
+		iput(c, old);
+		return -EPERM;
+	}
+	ret = resolve(c, to, true, true, &parent, name, NULL);
+	if (ret) {
+		iput(c, old);
+		return ret == -EBUSY ? -EEXIST : ret;
+	}
+	li.oldnodeid = old;
+	call_init(&cl, FUSE_LINK, parent);
+	vqf_req_add_in(&cl.req, &li, sizeof(li));
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	vqf_req_add_out(&cl.req, &e, sizeof(e));
+	memset(&e, 0, sizeof(e));
+	ret = send(c, &cl);
+	iput(c, parent);
+	iput(c, old);
+	if (!ret)
+		ret = entry_got(c, &e, false);
+	return ret;
+}
+
+ssize_t vqf_gcli_readlink(struct vqf_gcli *c, const char *path, char *buf,
+			  size_t size)
+{
+	struct fuse_attr a;
+	char *tmp;
+	u64 nodeid;
+	ssize_t n;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!size)
+		return -EINVAL;
+	ret = resolve(c, path, false, false, &nodeid, NULL, &a);
+	if (ret)
+		return ret;
+	if (!S_ISLNK(a.mode)) {
+		iput(c, nodeid);
+		return -EINVAL;
+	}
+	/* Ask for a page: the server's answer is cut to @size here. */
+	tmp = malloc(VQF_SYMLINK_MAX);
+	if (!tmp) {
+		iput(c, nodeid);
+		return -ENOMEM;
+	}
+	n = do_readlink(c, nodeid, tmp, VQF_SYMLINK_MAX);
+	iput(c, nodeid);
+	if (n >= 0) {
+		if ((size_t)n > size)
+			n = (ssize_t)size;
+		memcpy(buf, tmp, (size_t)n);
+	}
+	free(tmp);
+	return n;
+}
+
+static int setattr_path(struct vqf_gcli *c, const char *path,
+			struct fuse_setattr_in *si, bool follow)
+{
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, false, follow, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = setattr(c, nodeid, si);
+	iput(c, nodeid);
+	return ret;
+}
+
+int vqf_gcli_truncate(struct vqf_gcli *c, const char *path, off_t len)
+{
+	struct fuse_setattr_in si = { .valid = FATTR_SIZE };
+
+	if (len < 0)
+		return -EINVAL;
+	si.size = (u64)len;
+	return setattr_path(c, path, &si, true);
+}
+
+int vqf_gcli_chmod(struct vqf_gcli *c, const char *path, mode_t mode)
+{
+	struct fuse_setattr_in si = { .valid = FATTR_MODE,
+				      .mode = mode & 07777 };
+
+	return setattr_path(c, path, &si, true);
+}
+
+int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
+		   gid_t gid)
+{
+	struct fuse_setattr_in si = { 0 };
+
+	if (uid != (uid_t)-1) {
+		si.valid |= FATTR_UID;
+		si.uid = uid;
+	}
+	if (gid != (gid_t)-1) {
+		si.valid |= FATTR_GID;
+		si.gid = gid;
+	}
+	return setattr_path(c, path, &si, true);
+}
+
+int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
+		     const struct timespec times[2])
+{
+	struct fuse_setattr_in si = { 0 };
+
+	if (!times) {
+		si.valid = FATTR_ATIME | FATTR_ATIME_NOW | FATTR_MTIME |
+			   FATTR_MTIME_NOW;
+	} else {
+		if (times[0].tv_nsec != UTIME_OMIT) {
+			si.valid |= FATTR_ATIME;
+			if (times[0].tv_nsec == UTIME_NOW)
+				si.valid |= FATTR_ATIME_NOW;
+			si.atime = (u64)times[0].tv_sec;
+			si.atimensec = (u32)times[0].tv_nsec;
+		}
+		if (times[1].tv_nsec != UTIME_OMIT) {
+			si.valid |= FATTR_MTIME;
+			if (times[1].tv_nsec == UTIME_NOW)
+				si.valid |= FATTR_MTIME_NOW;
+			si.mtime = (u64)times[1].tv_sec;
+			si.mtimensec = (u32)times[1].tv_nsec;
+		}
+	}
+	if (!si.valid)
+		return 0;
+	return setattr_path(c, path, &si, true);
+}
+
+int vqf_gcli_statfs(struct vqf_gcli *c, const char *path, struct statvfs *sv)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_statfs_out so;
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	call_init(&cl, FUSE_STATFS, nodeid);
+	vqf_req_add_out(&cl.req, &so, sizeof(so));
+	ret = send(c, &cl);
+	iput(c, nodeid);
+	if (ret)
+		return ret;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = so.st.bsize;
+	sv->f_frsize = so.st.frsize ? so.st.frsize : so.st.bsize;
+	sv->f_blocks = so.st.blocks;
+	sv->f_bfree = so.st.bfree;
+	sv->f_bavail = so.st.bavail;
+	sv->f_files = so.st.files;
+	sv->f_ffree = so.st.ffree;
+	sv->f_favail = so.st.ffree;
+	sv->f_namemax = so.st.namelen;
+	return 0;
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+/*
+ * Parses one READDIR(PLUS) reply of @len bytes.  The server is not
+ * trusted: every record must fit, name lengths are bounded, offsets must
+ * move.  Returns 0 and the last offset, a callback's nonzero value, or
+ * -EIO for a malformed reply.
+ */
+static int parse_dir(struct vqf_gcli *c, const u8 *buf, u32 len, bool plus,
+		     vqf_gcli_dirent_fn fn, void *ctx, u64 *last_off)
+{
+	u32 pos = 0;
+	char name[NAME_MAX + 1];
+
+	while (pos < len) {
+		const struct fuse_entry_out *eo = NULL;
+		struct fuse_dirent d;
+		struct stat st;
+		u32 hdr = plus ? sizeof(struct fuse_entry_out) : 0;
+		u32 rec;
+		int ret;
+
+		if (len - pos < hdr + FUSE_NAME_OFFSET)
+			return -EIO;
+		if (plus)
+			eo = (const void *)(buf + pos);
+		memcpy(&d, buf + pos + hdr, FUSE_NAME_OFFSET);
+		if (!d.namelen || d.namelen > NAME_MAX)
+			return -EIO;
+		rec = hdr + (u32)FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET +
+						   d.namelen);
+		if (rec > len - pos)
+			return -EIO;
+		memcpy(name, buf + pos + hdr + FUSE_NAME_OFFSET, d.namelen);
+		name[d.namelen] = 0;
+		if (memchr(name, '/', d.namelen) || strlen(name) != d.namelen)
+			return -EIO;
+		memset(&st, 0, sizeof(st));
+		if (plus) {
+			struct fuse_entry_out e;
+
+			memcpy(&e, eo, sizeof(e));
+			attr_to_stat(&e.attr, &st);
+			if (!st.st_ino)
+				st.st_ino = d.ino;
+			if (!st.st_mode)
+				st.st_mode = d.type << 12;
+			/* Every entry but . and .. counts a lookup. */
+			if (e.nodeid && strcmp(name, ".") &&
+			    strcmp(name, ".."))
+				entry_got(c, &e, false);
+		} else {
+			st.st_ino = d.ino;
+			st.st_mode = d.type << 12;
+		}
+		*last_off = d.off;
+		pos += rec;
+		ret = fn(ctx, name, &st);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
+		     vqf_gcli_dirent_fn fn, void *ctx)
+{
+	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	u64 nodeid, fh, off = 0;
+	unsigned int rounds = 0;
+	u8 *page, *copy;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	ret = open_node(c, nodeid, O_RDONLY | O_DIRECTORY, true, &fh);
+	if (ret) {
+		iput(c, nodeid);
+		return ret;
+	}
+	page = vqf_gram_alloc(ram, GCLI_DIRBUF, false);
+	copy = malloc(GCLI_DIRBUF);
+	if (!page || !copy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		struct vqf_gdrv_call cl;
+		struct fuse_read_in ri = { .fh = fh, .offset = off,
+					   .size = GCLI_DIRBUF };
+		struct vqf_page_desc pd = { .page = page,
+					    .length = GCLI_DIRBUF };
+		u64 prev = off;
+		u32 got;
+
+		memset(&cl, 0, sizeof(cl));
+		vqf_req_init_read(&cl.req, plus ? FUSE_READDIRPLUS :
+				  FUSE_READDIR, 0, nodeid, &ri, &pd, 1, false);
+		ret = send(c, &cl);
+		if (ret)
+			break;
+		got = cl.req.out_args[0].size;
+		if (!got)
+			break;
+		/* Parse a private copy: the device may still write. */
+		memcpy(copy, page, got);
+		ret = parse_dir(c, copy, got, plus, fn, ctx, &off);
+		if (ret)
+			break;
+		/* A server that never moves on would loop forever. */
+		if (off == prev || ++rounds > (1u << 20)) {
+			ret = -EIO;
+			break;
+		}
+	}
+out:
+	free(copy);
+	vqf_gram_release(ram, page);
+	{
+		struct vqf_gdrv_call cl;
+		struct fuse_release_in rl = { .fh = fh };
+
+		call_init(&cl, FUSE_RELEASEDIR, nodeid);
+		vqf_req_add_in(&cl.req, &rl, sizeof(rl));
+		send(c, &cl);
+	}
+	iput(c, nodeid);
+	return ret;
+}
+
+/* ---- xattrs ---------------------------------------------------------------- */
+
+int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
+		      const char *name, const void *value, size_t size,
+		      int flags)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_setxattr_in si = { 0 };
+	const struct fuse_init_out *io = vqf_gdrv_init_out(c->g);
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
+		return -ERANGE;
+	if (size > VQF_XATTR_SIZE_MAX)
+		return -E2BIG;
+	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	si.size = (u32)size;
+	si.flags = (u32)flags;
+	call_init(&cl, FUSE_SETXATTR, nodeid);
+	/* Without SETXATTR_EXT the old 8-byte form goes on the wire. */
+	vqf_req_add_in(&cl.req, &si, (io->flags & FUSE_SETXATTR_EXT) ?
+		       sizeof(si) : FUSE_COMPAT_SETXATTR_IN_SIZE);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	vqf_req_add_in(&cl.req, value, (u32)size);
+	ret = send(c, &cl);
+	iput(c, nodeid);
+	return ret;
+}
+
+/* GETXATTR / LISTXATTR: size 0 probes with fuse_getxattr_out. */
+static ssize_t xattr_get(struct vqf_gcli *c, const char *path, u32 opcode,
+			 const char *name, void *value, size_t size)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_getxattr_in gi = { .size = (u32)size };
+	struct fuse_getxattr_out go = { 0 };
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (name && (strlen(name) > VQF_XATTR_NAME_MAX || !*name))
+		return -ERANGE;
+	if (size > VQF_XATTR_SIZE_MAX)
+		size = gi.size = VQF_XATTR_SIZE_MAX;
+	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	call_init(&cl, opcode, nodeid);
+	vqf_req_add_in(&cl.req, &gi, sizeof(gi));
+	if (name)
+		vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	if (size) {
+		vqf_req_add_out(&cl.req, value, (u32)size);
+		cl.req.out_argvar = true;
+	} else {
+		vqf_req_add_out(&cl.req, &go, sizeof(go));
+		cl.req.out_argvar = false;
+	}
+	ret = send(c, &cl);
+	iput(c, nodeid);
+	if (ret)
+		return ret;
+	return size ? (ssize_t)cl.req.out_args[0].size : (ssize_t)go.size;
+}
+
+ssize_t vqf_gcli_getxattr(struct vqf_gcli *c, const char *path,
+			  const char *name, void *value, size_t size)
+{
+	return xattr_get(c, path, FUSE_GETXATTR, name, value, size);
+}
+
+ssize_t vqf_gcli_listxattr(struct vqf_gcli *c, const char *path, char *list,
+			   size_t size)
+{
+	return xattr_get(c, path, FUSE_LISTXATTR, NULL, list, size);
+}
+
+int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
+			 const char *name)
+{
+	struct vqf_gdrv_call cl;
+	u64 nodeid;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
+		return -ERANGE;
+	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	if (ret)
+		return ret;
+	call_init(&cl, FUSE_REMOVEXATTR, nodeid);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	ret = send(c, &cl);
+	iput(c, nodeid);
+	return ret;
+}
+
+/* ---- the rest ---------------------------------------------------------------- */
+
+void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out)
+{
+	pthread_mutex_lock(&c->slock);
+	*out = c->st;
+	pthread_mutex_unlock(&c->slock);
+	pthread_mutex_lock(&c->lock);
+	out->inodes = c->ninodes;
+	pthread_mutex_unlock(&c->lock);
+}
+
+struct vqf_gdrv *vqf_gcli_drv(struct vqf_gcli *c)
+{
+	return c->g;
+}
+
+int vqf_gcli_get_nodeid(struct vqf_gcli *c, const char *path, u64 *nodeid)
+{
+	return resolve(c, path, false, false, nodeid, NULL, NULL);
+}
+
+void vqf_gcli_put_nodeid(struct vqf_gcli *c, u64 nodeid)
+{
+	iput(c, nodeid);
+}
+
+void vqf_gcli_free(struct vqf_gcli *c)
+{
+	unsigned int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->cfg.max_files; i++)
+		if (c->files[i].used)
+			vqf_gcli_close(c, (int)i);
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < GCLI_BUCKETS; i++) {
+		struct ginode *n, *next;
+
+		for (n = c->buckets[i]; n; n = next) {
+			next = n->next;
+			if (n->nodeid != FUSE_ROOT_ID && n->nlookup)
+				vqf_gdrv_forget(c->g, n->nodeid, n->nlookup);
+			free(n);
+		}
+		c->buckets[i] = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	vqf_gdrv_forget_flush(c->g);
+	for (i = 0; i < c->cfg.max_files; i++)
+		pthread_mutex_destroy(&c->files[i].lock);
+	free(c->files);
+	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->slock);
+	free(c);
+}

@@ -1,0 +1,1225 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * gdrv.c - the simulated guest's virtio-fs transport (see vqf_gdrv.h).
+ *
+ * Locks, outermost first:
+ *   g->lock   the in-flight list, callers, shutdown state
+ *   q->lock   one per virtqueue: ring calls, pending list (and, for
+ *             hiprio, the forget queue)
+ *   g->slock  counters
+ * A request's callback runs with no lock held.
+ */
+#include "vqf_gdrv.h"
+#include "vqf_forget.h"
+#include "vqf_vring_drv.h"
+#include "vqf_vring_thread.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#define GDRV_MAX_QUEUES		(2 + 64)
+#define GDRV_INT_REQ_BIT	1ULL	/* FUSE_INT_REQ_BIT */
+#define GDRV_FORGET_BUF		VQF_FORGET_DEFAULT_MAX_REQ
+#define GDRV_NOTIFY_BUFS	16
+#define GDRV_IPOOL_PER_SLOT	16
+
+enum greq_kind { GREQ_CALL, GREQ_FORGET, GREQ_INTERRUPT, GREQ_NOTIFY };
+
+struct greq {
+	enum greq_kind kind;
+	struct vqf_gdrv_call *c;
+	void (*done)(void *ctx, struct vqf_gdrv_call *c);
+	void *ctx;
+	u64 unique;
+	u32 opcode;
+	struct gq *q;
+	void *wire;		/* guest RAM: struct vqf_req copy + argbuf */
+	void *argbuf;
+	u32 forget_n;		/* GREQ_FORGET: entries carried */
+	bool added;		/* on the ring (else on the pending list) */
+	u32 used_len;		/* what the used ring said */
+	struct greq *next;	/* pending list */
+	struct greq *iprev, *inext;	/* in-flight list (GREQ_CALL) */
+	unsigned int nrd, nwr;
+	struct vqf_vring_gseg seg[];
+};
+
+struct gq {
+	struct vqf_gdrv *g;
+	unsigned int idx, num;
+	pthread_mutex_t lock;
+	struct vqf_vring_drv *vr;
+	struct vqf_vring_drv_stats vs;
+	void *ring_mem;
+	struct vqf_vring_ipool ipool;
+	void *ipool_mem;
+	struct vqf_vring_indirect_ops iops;
+	int kick_fd, call_fd;
+	pthread_t thr;
+	bool running;
+	struct greq *pend_head, *pend_tail;
+	u64 npend;
+};
+
+struct vqf_gdrv {
+	struct vqf_gdrv_cfg cfg;
+	struct vqf_fsdev *dev;
+	struct vqf_gram *ram;
+	u64 features;
+	unsigned int nq, first_req, nreq;
+	bool has_notif;
+	u32 notify_buf_size;
+	struct fuse_init_out init_out;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* callers left, forgets drained */
+	struct greq *inflight;		/* GREQ_CALL requests */
+	u64 ninflight;
+	unsigned int callers;
+	bool dead;			/* shut down: refuse new requests */
+	bool reset_done;
+	u64 unique;			/* atomic */
+	unsigned int rr;		/* atomic: queue selection */
+	int stop_fd;
+
+	/* Forgets, under the hiprio queue's lock. */
+	struct vqf_forget_queue fq;
+	struct fuse_forget_one *fslots;
+	u32 fcap;
+	u32 forgets_inflight;
+
+	pthread_mutex_t slock;
+	struct vqf_gdrv_stats st;
+
+	struct gq q[GDRV_MAX_QUEUES];
+};
+
+#define STAT_ADD(g, field, n) do {				\
+	pthread_mutex_lock(&(g)->slock);			\
+	(g)->st.field += (n);					\
+	pthread_mutex_unlock(&(g)->slock);			\
+} while (0)
+
+static bool is_dead(struct vqf_gdrv *g)
+{
+	return __atomic_load_n(&g->dead, __ATOMIC_ACQUIRE);
+}
+
+static void zero_page(void *ctx, void *page, u32 offset, u32 len)
+{
+	(void)ctx;
+	memset((u8 *)page + offset, 0, len);
+}
+
+static const struct vqf_page_ops page_ops = { .zero = zero_page };
+
+static void greq_free(struct vqf_gdrv *g, struct greq *r)
+{
+	vqf_gram_release(g->ram, r->wire);
+	free(r);
+}
+
+/* ---- the ring ------------------------------------------------------- */
+
+/* Publish @r on its queue (q->lock held).  Returns 0, -ENOSPC, -EIO. */
+static int add_locked(struct gq *q, struct greq *r)
+{
+	int ret = vqf_vring_drv_add(q->vr, r->seg, r->nrd,
+				    r->nwr ? r->seg + r->nrd : NULL, r->nwr,
+				    r);
+
+	if (!ret) {
+		r->added = true;
+		if (q->g->cfg.trace)
+			q->g->cfg.trace(q->g->cfg.trace_ctx, VQF_EV_ADDED,
+					r->unique, r->opcode, q->idx);
+	}
+	return ret;
+}
+
+static void kick(struct gq *q, bool need)
+{
+	struct vqf_gdrv *g = q->g;
+
+	if (!need)
+		return;
+	if (!vqf_eventfd_signal(q->kick_fd))
+		STAT_ADD(g, kicks, 1);
+}
+
+/* Add pending requests while the ring has room (q->lock held). */
+static bool dispatch_pending_locked(struct gq *q)
+{
+	struct greq *r;
+	bool added = false;
+
+	while ((r = q->pend_head)) {
+		if (add_locked(q, r))
+			break;
+		q->pend_head = r->next;
+		if (!q->pend_head)
+			q->pend_tail = NULL;
+		q->npend--;
+		added = true;
+	}
+	return added && vqf_vring_drv_kick_prepare(q->vr);
+}
+
+static void pend_locked(struct gq *q, struct greq *r)
+{
+	struct vqf_gdrv *g = q->g;
+
+	r->next = NULL;
+	if (q->pend_tail)
+		q->pend_tail->next = r;
+	else
+		q->pend_head = r;
+	q->pend_tail = r;
+	q->npend++;
+	pthread_mutex_lock(&g->slock);
+	g->st.pending_queued++;
+	if (q->npend > g->st.pending_max)
+		g->st.pending_max = q->npend;
+	pthread_mutex_unlock(&g->slock);
+}
+
+/* Queue @r on @q: straight onto the ring, or behind earlier waiters. */
+static int enqueue(struct gq *q, struct greq *r)
+{
+	bool need = false;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	/* Shutdown sets dead, then sweeps every queue under its lock: an
+	 * enqueue after the sweep sees dead here, one before is swept.
+	 */
+	if (is_dead(q->g)) {
+		ret = -ENOTCONN;
+	} else if (vqf_vring_drv_is_broken(q->vr)) {
+		ret = -EIO;
+	} else if (q->pend_head) {
+		pend_locked(q, r);
+	} else {
+		ret = add_locked(q, r);
+		if (ret == -ENOSPC) {
+			pend_locked(q, r);
+			ret = 0;
+		} else if (!ret) {
+			need = vqf_vring_drv_kick_prepare(q->vr);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (need && q->g->cfg.trace)
+		q->g->cfg.trace(q->g->cfg.trace_ctx, VQF_EV_KICKED, r->unique,
+				r->opcode, q->idx);
+	kick(q, need);
+	return ret;
+}
+
+/* ---- forgets -------------------------------------------------------- */
+
+/* Send what the forget queue holds while hiprio has room (lock held). */
+static bool send_forgets_locked(struct vqf_gdrv *g, struct gq *q)
+{
+	bool added = false;
+
+	while (vqf_forget_queue_len(&g->fq) && !is_dead(g)) {
+		struct greq *r = calloc(1, sizeof(*r) + sizeof(r->seg[0]));
+		u32 nr = 0;
+		int len;
+
+		if (!r)
+			break;
+		r->wire = vqf_gram_alloc(g->ram, GDRV_FORGET_BUF, false);
+		if (!r->wire) {
+			free(r);
+			break;
+		}
+		r->kind = GREQ_FORGET;
+		r->q = q;
+		r->unique = __atomic_add_fetch(&g->unique, 2,
+					       __ATOMIC_RELAXED);
+		len = vqf_forget_build(&g->fq, r->wire, GDRV_FORGET_BUF,
+				       VQF_FORGET_DEFAULT_MAX_REQ, r->unique,
+				       true, &nr);
+		if (len < 0) {
+			greq_free(g, r);
+			break;
+		}
+		r->opcode = nr > 1 ? FUSE_BATCH_FORGET : FUSE_FORGET;
+		r->forget_n = nr;
+		r->nrd = 1;
+		r->seg[0].addr = vqf_gram_gpa(g->ram, r->wire);
+		r->seg[0].len = (u32)len;
+		if (add_locked(q, r)) {
+			greq_free(g, r);
+			break;	/* ring full: the next completion retries */
+		}
+		vqf_forget_consume(&g->fq, nr);
+		g->forgets_inflight++;
+		added = true;
+		pthread_mutex_lock(&g->slock);
+		if (nr > 1)
+			g->st.batch_forgets++;
+		else
+			g->st.forgets++;
+		g->st.forget_entries += nr;
+		g->st.by_opcode[r->opcode]++;
+		g->st.bytes_copied += (u32)len;
+		pthread_mutex_unlock(&g->slock);
+	}
+	return added && vqf_vring_drv_kick_prepare(q->vr);
+}
+
+static int forget_grow_locked(struct vqf_gdrv *g)
+{
+	u32 ncap = g->fcap ? g->fcap * 2 : 256, n, i;
+	struct fuse_forget_one *ns = malloc(ncap * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	n = g->fq.count;
+	for (i = 0; i < n; i++)
+		ns[i] = g->fslots[(g->fq.head + i) % g->fcap];
+	free(g->fslots);
+	g->fslots = ns;
+	g->fcap = ncap;
+	vqf_forget_queue_init(&g->fq, ns, ncap);
+	g->fq.count = n;
+	return 0;
+}
+
+int vqf_gdrv_forget(struct vqf_gdrv *g, u64 nodeid, u64 nlookup)
+{
+	struct gq *q = &g->q[0];
+	bool need;
+	int ret;
+
+	if (!nodeid || !nlookup)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	if (is_dead(g)) {
+		pthread_mutex_unlock(&q->lock);
+		return -ENOTCONN;
+	}
+	ret = vqf_forget_queue_push(&g->fq, nodeid, nlookup);
+	if (ret == -ENOSPC || (ret == -EINVAL && !g->fcap)) {
+		ret = forget_grow_locked(g);
+		if (!ret)
+			ret = vqf_forget_queue_push(&g->fq, nodeid, nlookup);
+	}
+	need = !ret && send_forgets_locked(g, q);
+	pthread_mutex_unlock(&q->lock);
+	kick(q, need);
+	return ret;
+}
+
+int vqf_gdrv_forget_flush(struct vqf_gdrv *g)
+{
+	struct gq *q = &g->q[0];
+	bool need;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	need = send_forgets_locked(g, q);
+	pthread_mutex_unlock(&q->lock);
+	kick(q, need);
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		u32 left;
+
+		bool broken;
+
+		pthread_mutex_lock(&q->lock);
+		left = vqf_forget_queue_len(&g->fq) + g->forgets_inflight;
+		broken = vqf_vring_drv_is_broken(q->vr);
+		pthread_mutex_unlock(&q->lock);
+		if (!left)
+			break;
+		if (broken) {
+			ret = -EIO;	/* shutdown accounts for them */
+			break;
+		}
+		if (is_dead(g)) {
+			ret = -ENOTCONN;
+			break;
+		}
+		/* A forget completion decrements under q->lock, then
+		 * broadcasts under g->lock, which we hold while checking.
+		 */
+		pthread_cond_wait(&g->cond, &g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+/* ---- completion ------------------------------------------------------ */
+
+static void inflight_del_locked(struct vqf_gdrv *g, struct greq *r)
+{
+	if (r->iprev)
+		r->iprev->inext = r->inext;
+	else
+		g->inflight = r->inext;
+	if (r->inext)
+		r->inext->iprev = r->iprev;
+	r->iprev = r->inext = NULL;
+	g->ninflight--;
+}
+
+/* Ends a caller's request: exactly once, by whoever takes it off the
+ * in-flight list.
+ */
+static void end_call(struct vqf_gdrv *g, struct greq *r, int result,
+		     bool failed)
+{
+	struct vqf_gdrv_call *c = r->c;
+
+	pthread_mutex_lock(&g->lock);
+	inflight_del_locked(g, r);
+	c->priv = NULL;
+	pthread_mutex_unlock(&g->lock);
+	c->result = result;
+	pthread_mutex_lock(&g->slock);
+	if (failed)
+		g->st.failed++;
+	else
+		g->st.completed++;
+	pthread_mutex_unlock(&g->slock);
+	if (g->cfg.trace)
+		g->cfg.trace(g->cfg.trace_ctx, VQF_EV_COMPLETED, r->unique,
+			     r->opcode, r->q->idx);
+	r->done(r->ctx, c);
+	greq_free(g, r);
+}
+
+static void repost_notify(struct gq *q, struct greq *r);
+
+static void complete_one(struct gq *q, struct greq *r, u32 len)
+{
+	struct vqf_gdrv *g = q->g;
+	struct vqf_req_stats rs;
+	struct vqf_req *w;
+	int ret;
+
+	switch (r->kind) {
+	case GREQ_FORGET:
+		pthread_mutex_lock(&q->lock);
+		g->forgets_inflight--;
+		pthread_mutex_unlock(&q->lock);
+		greq_free(g, r);
+		pthread_mutex_lock(&g->lock);
+		pthread_cond_broadcast(&g->cond);
+		pthread_mutex_unlock(&g->lock);
+		return;
+	case GREQ_INTERRUPT:
+		greq_free(g, r);
+		return;
+	case GREQ_NOTIFY: {
+		struct fuse_out_header oh;
+
+		/* Untrusted: a notification has unique 0 and says its
+		 * length; anything else is counted and dropped.
+		 */
+		memcpy(&oh, r->wire, sizeof(oh));
+		if (len >= sizeof(oh) && len <= g->notify_buf_size &&
+		    oh.len == len && oh.unique == 0 && oh.error > 0) {
+			STAT_ADD(g, notifications, 1);
+			if (g->cfg.notify)
+				g->cfg.notify(g->cfg.notify_ctx, oh.error,
+					      (u8 *)r->wire + sizeof(oh),
+					      len - (u32)sizeof(oh));
+		} else {
+			STAT_ADD(g, bad_replies, 1);
+		}
+		repost_notify(q, r);
+		return;
+	}
+	case GREQ_CALL:
+		break;
+	}
+	w = r->wire;
+	/* One copy of the device-written header, then checks on ours. */
+	memcpy(&r->c->req.out_h, &w->out_h, sizeof(w->out_h));
+	memset(&rs, 0, sizeof(rs));
+	ret = vqf_req_complete(&r->c->req, r->argbuf, len, &page_ops, NULL,
+			       &rs);
+	pthread_mutex_lock(&g->slock);
+	g->st.req.ok += rs.ok;
+	g->st.req.ok_error += rs.ok_error;
+	g->st.req.ok_noreply += rs.ok_noreply;
+	g->st.req.short_header += rs.short_header;
+	g->st.req.len_overflow += rs.len_overflow;
+	g->st.req.page_overflow += rs.page_overflow;
+	g->st.req.len_mismatch += rs.len_mismatch;
+	g->st.req.unique_mismatch += rs.unique_mismatch;
+	g->st.req.bad_error += rs.bad_error;
+	g->st.req.error_payload += rs.error_payload;
+	g->st.req.short_fixed_arg += rs.short_fixed_arg;
+	if (ret)
+		g->st.bad_replies++;
+	if (len > sizeof(struct fuse_out_header))
+		g->st.bytes_copied += len - sizeof(struct fuse_out_header);
+	pthread_mutex_unlock(&g->slock);
+	end_call(g, r, ret ? -EIO : r->c->req.out_h.error, false);
+}
+
+static void repost_notify(struct gq *q, struct greq *r)
+{
+	bool need = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (is_dead(q->g) || add_locked(q, r)) {
+		pthread_mutex_unlock(&q->lock);
+		greq_free(q->g, r);
+		return;
+	}
+	need = vqf_vring_drv_kick_prepare(q->vr);
+	pthread_mutex_unlock(&q->lock);
+	kick(q, need);
+}
+
+/*
+ * Takes every used buffer off @q and completes them outside the lock;
+ * then refills the ring from the pending list (and, on hiprio, from the
+ * forget queue).  Returns how many were taken.
+ */
+static int drain_used(struct gq *q)
+{
+	struct vqf_gdrv *g = q->g;
+	struct greq *done = NULL, **tail = &done, *r;
+	bool need;
+	int n = 0, ret;
+
+	pthread_mutex_lock(&q->lock);
+	do {
+		void *cookie;
+		u32 len;
+
+		vqf_vring_drv_disable_cb(q->vr);
+		while ((ret = vqf_vring_drv_get_buf(q->vr, &cookie, &len)) > 0) {
+			r = cookie;
+			r->used_len = len;
+			r->added = false;
+			r->next = NULL;
+			*tail = r;
+			tail = &r->next;
+			n++;
+		}
+		if (ret < 0) {
+			/* The device broke the used ring; the queue is
+			 * dead, its requests are failed at shutdown.
+			 */
+			STAT_ADD(g, ring_errors, 1);
+			break;
+		}
+	} while (!vqf_vring_drv_enable_cb(q->vr));
+	need = dispatch_pending_locked(q);
+	if (q->idx == 0)
+		need |= send_forgets_locked(g, q);
+	pthread_mutex_unlock(&q->lock);
+	kick(q, need);
+	if (ret < 0) {
+		/* Wake forget_flush() waiters: nothing more will come. */
+		pthread_mutex_lock(&g->lock);
+		pthread_cond_broadcast(&g->cond);
+		pthread_mutex_unlock(&g->lock);
+	}
+	while ((r = done)) {
+		done = r->next;
+		complete_one(q, r, r->used_len);
+	}
+	return n;
+}
+
+static void *irq_main(void *arg)
+{
+	struct gq *q = arg;
+	struct vqf_gdrv *g = q->g;
+	struct pollfd p[2] = {
+		{ .fd = g->stop_fd, .events = POLLIN },
+		{ .fd = q->call_fd, .events = POLLIN },
+	};
+	u64 v;
+
+	for (;;) {
+		while (poll(p, 2, -1) < 0)
+			if (errno != EINTR)
+				return NULL;
+		if (p[0].revents)
+			break;
+		if ((p[1].revents & POLLIN) &&
+		    read(q->call_fd, &v, sizeof(v)) == sizeof(v))
+			STAT_ADD(g, irqs, 1);
+		drain_used(q);
+	}
+	return NULL;
+}
+
+/* ---- submission ------------------------------------------------------ */
+
+static struct gq *pick_queue(struct vqf_gdrv *g, u32 opcode,
+			     unsigned int forced)
+{
+	static __thread unsigned int tl_slot;	/* 0: not yet assigned */
+	unsigned int i;
+
+	if (forced)
+		return forced - 1 < g->nq ? &g->q[forced - 1] : NULL;
+	if (opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
+	    opcode == FUSE_INTERRUPT)
+		return &g->q[0];
+	if (g->nreq == 1)
+		return &g->q[g->first_req];
+	if (g->cfg.select == VQF_GDRV_SEL_RR) {
+		i = __atomic_fetch_add(&g->rr, 1, __ATOMIC_RELAXED);
+	} else {
+		if (!tl_slot)
+			tl_slot = __atomic_add_fetch(&g->rr, 1,
+						     __ATOMIC_RELAXED);
+		i = tl_slot - 1;
+	}
+	return &g->q[g->first_req + i % g->nreq];
+}
+
+/* Build the wire copy and the segment list of a caller's request. */
+static int prepare(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		   struct greq **out)
+{
+	struct vqf_req *req = &c->req;
+	struct vqf_sg_counts cnt;
+	struct vqf_sg *sg;
+	struct greq *r;
+	u32 asz;
+	unsigned int nsg, i;
+	int n;
+
+	if (vqf_req_check(req))
+		return -EINVAL;
+	nsg = vqf_req_sg_count(req);
+	asz = vqf_req_argbuf_size(req);
+	if (!nsg)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r) + nsg * sizeof(r->seg[0]));
+	sg = malloc(nsg * sizeof(*sg));
+	if (!r || !sg) {
+		free(r);
+		free(sg);
+		return -ENOMEM;
+	}
+	r->wire = vqf_gram_alloc(g->ram, sizeof(*req) + asz, false);
+	if (!r->wire) {
+		free(r);
+		free(sg);
+		return -ENOMEM;
+	}
+	r->argbuf = (u8 *)r->wire + sizeof(*req);
+	r->unique = __atomic_add_fetch(&g->unique, 2, __ATOMIC_RELAXED);
+	req->in_h.unique = r->unique;
+	r->opcode = req->in_h.opcode;
+	if (vqf_req_to_argbuf(req, r->argbuf, asz))
+		goto inval;
+	/* The device sees a copy; ours stays private and is what the reply
+	 * is checked against.
+	 */
+	memcpy(r->wire, req, sizeof(*req));
+	n = vqf_req_build_sg(r->wire, r->argbuf, sg, nsg, &cnt);
+	if (n < 0)
+		goto inval;
+	for (i = 0; i < (unsigned int)n; i++) {
+		const u8 *p = sg[i].addr ? sg[i].addr :
+			      (const u8 *)sg[i].page + sg[i].offset;
+		u64 gpa = vqf_gram_gpa(g->ram, p);
+
+		/* Pages must be guest RAM, and whole. */
+		if (!gpa || !vqf_gram_gpa(g->ram, p + sg[i].len - 1))
+			goto inval;
+		r->seg[i].addr = gpa;
+		r->seg[i].len = sg[i].len;
+	}
+	r->nrd = cnt.nr_readable;
+	r->nwr = cnt.nr_writable;
+	free(sg);
+	pthread_mutex_lock(&g->slock);
+	g->st.bytes_copied += req->in_h.len - (u32)sizeof(req->in_h);
+	pthread_mutex_unlock(&g->slock);
+	*out = r;
+	return 0;
+inval:
+	vqf_gram_release(g->ram, r->wire);
+	free(r);
+	free(sg);
+	return -EINVAL;
+}
+
+int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		    void (*done)(void *ctx, struct vqf_gdrv_call *c),
+		    void *ctx)
+{
+	struct greq *r;
+	struct gq *q;
+	int ret;
+
+	if (!done)
+		return -EINVAL;
+	q = pick_queue(g, c->req.in_h.opcode, c->queue);
+	if (!q || !q->vr)
+		return -EINVAL;
+	ret = prepare(g, c, &r);
+	if (ret)
+		return ret;
+	r->kind = GREQ_CALL;
+	r->c = c;
+	r->done = done;
+	r->ctx = ctx;
+	r->q = q;
+	pthread_mutex_lock(&g->lock);
+	if (is_dead(g)) {
+		pthread_mutex_unlock(&g->lock);
+		greq_free(g, r);
+		return -ENOTCONN;
+	}
+	r->inext = g->inflight;
+	if (g->inflight)
+		g->inflight->iprev = r;
+	g->inflight = r;
+	g->ninflight++;
+	c->priv = r;
+	c->result = 0;
+	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_lock(&g->slock);
+	g->st.submitted++;
+	g->st.by_opcode[r->opcode < VQF_GDRV_OPCODES ? r->opcode : 0]++;
+	pthread_mutex_unlock(&g->slock);
+	if (g->cfg.trace)
+		g->cfg.trace(g->cfg.trace_ctx, VQF_EV_QUEUED, r->unique,
+			     r->opcode, q->idx);
+	ret = enqueue(q, r);
+	if (ret)
+		end_call(g, r, ret, true);	/* broken queue: done is called */
+	return 0;
+}
+
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+static void wake(void *ctx, struct vqf_gdrv_call *c)
+{
+	struct waiter *w = ctx;
+
+	(void)c;
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		  int timeout_ms)
+{
+	struct waiter w = { .done = false };
+	struct timespec ts;
+	int ret;
+
+	pthread_mutex_lock(&g->lock);
+	if (is_dead(g)) {
+		pthread_mutex_unlock(&g->lock);
+		return -ENOTCONN;
+	}
+	g->callers++;
+	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	ret = vqf_gdrv_submit(g, c, wake, &w);
+	if (!ret) {
+		pthread_mutex_lock(&w.lock);
+		if (timeout_ms >= 0) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += timeout_ms / 1000;
+			ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			while (!w.done &&
+			       pthread_cond_timedwait(&w.cond, &w.lock,
+						      &ts) != ETIMEDOUT)
+				;
+			if (!w.done) {
+				/* Give up as a signalled task does: ask the
+				 * server to abandon it, then keep waiting -
+				 * the buffers are the device's until used.
+				 */
+				pthread_mutex_unlock(&w.lock);
+				vqf_gdrv_interrupt(g, c);
+				pthread_mutex_lock(&w.lock);
+			}
+		}
+		while (!w.done)
+			pthread_cond_wait(&w.cond, &w.lock);
+		pthread_mutex_unlock(&w.lock);
+		ret = c->result;
+	}
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.cond);
+	pthread_mutex_lock(&g->lock);
+	if (!--g->callers)
+		pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+int vqf_gdrv_interrupt(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
+{
+	struct fuse_in_header *ih;
+	struct fuse_interrupt_in *ii;
+	struct greq *r, *target;
+	u64 unique;
+	u32 opcode;
+	int ret;
+
+	pthread_mutex_lock(&g->lock);
+	target = c->priv;
+	if (!target || is_dead(g)) {
+		pthread_mutex_unlock(&g->lock);
+		return -ENOENT;
+	}
+	unique = target->unique;
+	opcode = target->opcode;
+	pthread_mutex_unlock(&g->lock);
+	r = calloc(1, sizeof(*r) + sizeof(r->seg[0]));
+	if (!r)
+		return -ENOMEM;
+	r->wire = vqf_gram_alloc(g->ram, sizeof(*ih) + sizeof(*ii), true);
+	if (!r->wire) {
+		free(r);
+		return -ENOMEM;
+	}
+	ih = r->wire;
+	ii = (struct fuse_interrupt_in *)(ih + 1);
+	ih->len = sizeof(*ih) + sizeof(*ii);
+	ih->opcode = FUSE_INTERRUPT;
+	ih->unique = unique | GDRV_INT_REQ_BIT;
+	ii->unique = unique;
+	r->kind = GREQ_INTERRUPT;
+	r->unique = ih->unique;
+	r->opcode = FUSE_INTERRUPT;
+	r->q = &g->q[0];
+	r->nrd = 1;
+	r->seg[0].addr = vqf_gram_gpa(g->ram, r->wire);
+	r->seg[0].len = ih->len;
+	if (g->cfg.trace)
+		g->cfg.trace(g->cfg.trace_ctx, VQF_EV_INTERRUPTED, unique,
+			     opcode, r->q->idx);
+	pthread_mutex_lock(&g->slock);
+	g->st.interrupts_sent++;
+	g->st.by_opcode[FUSE_INTERRUPT]++;
+	pthread_mutex_unlock(&g->slock);
+	ret = enqueue(r->q, r);
+	if (ret)
+		greq_free(g, r);
+	return ret;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int setup_queue(struct vqf_gdrv *g, unsigned int idx, unsigned int num)
+{
+	struct gq *q = &g->q[idx];
+	struct vqf_vring_drv_cfg vc = { 0 };
+	u64 need, gpa;
+	int ret;
+
+	q->g = g;
+	q->idx = idx;
+	q->num = num;
+	pthread_mutex_init(&q->lock, NULL);
+	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	q->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->kick_fd < 0 || q->call_fd < 0)
+		return -ENOMEM;
+	need = vqf_vring_layout(num, 0, 4, &vc.addr);
+	q->ring_mem = vqf_gram_alloc(g->ram, need, true);
+	if (!q->ring_mem)
+		return -ENOMEM;
+	gpa = vqf_gram_gpa(g->ram, q->ring_mem);
+	vqf_vring_layout(num, gpa, 4, &vc.addr);
+	vc.num = num;
+	vc.features = g->features & VQF_VRING_FEATURES;
+	vc.mem = vqf_gram_gmem(g->ram);
+	vc.stats = &q->vs;
+	if (g->features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC)) {
+		size_t isz = (size_t)num * GDRV_IPOOL_PER_SLOT * 16;
+
+		q->ipool_mem = vqf_gram_alloc(g->ram, isz, true);
+		if (!q->ipool_mem)
+			return -ENOMEM;
+		ret = vqf_vring_ipool_init(&q->ipool, q->ipool_mem,
+					   vqf_gram_gpa(g->ram, q->ipool_mem),
+					   num, GDRV_IPOOL_PER_SLOT);
+		if (ret)
+			return ret;
+		vqf_vring_ipool_ops(&q->ipool, &q->iops);
+		vc.iops = &q->iops;
+	}
+	ret = vqf_vring_drv_create(&vc, &q->vr);
+	if (ret)
+		return ret;
+	return vqf_fsdev_set_queue(g->dev, idx, num, &vc.addr, q->kick_fd,
+				   q->call_fd);
+}
+
+static void teardown_queue(struct vqf_gdrv *g, struct gq *q)
+{
+	if (!q->g)
+		return;
+	vqf_vring_drv_destroy(q->vr);
+	if (q->ipool_mem) {
+		vqf_vring_ipool_fini(&q->ipool);
+		vqf_gram_release(g->ram, q->ipool_mem);
+	}
+	vqf_gram_release(g->ram, q->ring_mem);
+	if (q->kick_fd >= 0)
+		close(q->kick_fd);
+	if (q->call_fd >= 0)
+		close(q->call_fd);
+	pthread_mutex_destroy(&q->lock);
+	q->g = NULL;
+}
+
+static int post_notify_bufs(struct vqf_gdrv *g)
+{
+	struct gq *q = &g->q[1];
+	unsigned int i, n = q->num < GDRV_NOTIFY_BUFS ? q->num :
+			    GDRV_NOTIFY_BUFS;
+	bool need;
+
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < n; i++) {
+		struct greq *r = calloc(1, sizeof(*r) + sizeof(r->seg[0]));
+
+		if (!r)
+			break;
+		r->wire = vqf_gram_alloc(g->ram, g->notify_buf_size, true);
+		if (!r->wire) {
+			free(r);
+			break;
+		}
+		r->kind = GREQ_NOTIFY;
+		r->q = q;
+		r->nwr = 1;
+		r->seg[0].addr = vqf_gram_gpa(g->ram, r->wire);
+		r->seg[0].len = g->notify_buf_size;
+		if (add_locked(q, r)) {
+			greq_free(g, r);
+			break;
+		}
+	}
+	need = vqf_vring_drv_kick_prepare(q->vr);
+	pthread_mutex_unlock(&q->lock);
+	kick(q, need);
+	return i ? 0 : -ENOMEM;
+}
+
+static int send_init(struct vqf_gdrv *g)
+{
+	struct vqf_gdrv_call c;
+	struct fuse_init_in in;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(&in, 0, sizeof(in));
+	in.major = FUSE_KERNEL_VERSION;
+	in.minor = FUSE_KERNEL_MINOR_VERSION;
+	in.max_readahead = 128 * 1024;
+	/* What Linux 6.1's fuse_send_init offers that fits a client
+	 * without a page cache.
+	 */
+	in.flags = FUSE_ASYNC_READ | FUSE_POSIX_LOCKS | FUSE_ATOMIC_O_TRUNC |
+		   FUSE_EXPORT_SUPPORT | FUSE_BIG_WRITES | FUSE_DONT_MASK |
+		   FUSE_FLOCK_LOCKS | FUSE_DO_READDIRPLUS |
+		   FUSE_PARALLEL_DIROPS | FUSE_HANDLE_KILLPRIV |
+		   FUSE_MAX_PAGES | FUSE_INIT_EXT;
+	in.flags2 = 0;
+	vqf_req_init(&c.req, FUSE_INIT, 0, 0);
+	vqf_req_add_in(&c.req, &in, sizeof(in));
+	vqf_req_add_out(&c.req, &g->init_out, sizeof(g->init_out));
+	ret = vqf_gdrv_call(g, &c, -1);
+	if (ret)
+		return ret;
+	if (g->init_out.major != FUSE_KERNEL_VERSION ||
+	    g->init_out.minor < 27 || g->init_out.max_write < 4096)
+		return -EPROTO;
+	if (g->cfg.max_write && g->init_out.max_write > g->cfg.max_write)
+		g->init_out.max_write = g->cfg.max_write;
+	return 0;
+}
+
+int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
+		 struct vqf_gram *ram, struct vqf_gdrv **out)
+{
+	struct vqf_virtio_fs_config fc;
+	struct vqf_gdrv *g;
+	u64 want;
+	unsigned int i, dev_nreq, num, qmax;
+	int ret;
+
+	if (!dev || !ram || !out)
+		return -EINVAL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	if (cfg)
+		g->cfg = *cfg;
+	g->dev = dev;
+	g->ram = ram;
+	g->unique = 0;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	pthread_mutex_init(&g->slock, NULL);
+	g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ret = forget_grow_locked(g);
+	if (g->stop_fd < 0 || ret) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+
+	/* virtio 1.2, 3.1.1: reset, ACKNOWLEDGE, DRIVER, features,
+	 * FEATURES_OK (and read it back), queues, DRIVER_OK.
+	 */
+	vqf_fsdev_set_status(dev, 0);
+	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE);
+	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER);
+	want = (1ULL << VIRTIO_F_VERSION_1) |
+	       (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+	       (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+	if (g->cfg.no_event_idx)
+		want &= ~(1ULL << VIRTIO_RING_F_EVENT_IDX);
+	if (g->cfg.no_indirect)
+		want &= ~(1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+	if (g->cfg.notification)
+		want |= 1ULL << VIRTIO_FS_F_NOTIFICATION;
+	g->features = want & vqf_fsdev_features(dev);
+	if (!(g->features & (1ULL << VIRTIO_F_VERSION_1)) ||
+	    vqf_fsdev_set_features(dev, g->features)) {
+		ret = -ENODEV;
+		goto fail_status;
+	}
+	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
+			     VQF_S_FEATURES_OK);
+	if (!(vqf_fsdev_get_status(dev) & VQF_S_FEATURES_OK)) {
+		ret = -ENODEV;
+		goto fail_status;
+	}
+	/* The config space is the device's word: check it (5.11.4). */
+	vqf_fsdev_read_config(dev, &fc);
+	dev_nreq = le32_to_cpu(fc.num_request_queues);
+	g->has_notif = g->features & (1ULL << VIRTIO_FS_F_NOTIFICATION);
+	g->notify_buf_size = le32_to_cpu(fc.notify_buf_size);
+	if (!dev_nreq || dev_nreq > GDRV_MAX_QUEUES - 2 ||
+	    (g->has_notif && (g->notify_buf_size <
+			      sizeof(struct fuse_out_header) + 16 ||
+			      g->notify_buf_size > (1u << 20)))) {
+		ret = -ENODEV;
+		goto fail_status;
+	}
+	g->first_req = g->has_notif ? 2 : 1;
+	g->nreq = g->cfg.request_queues && g->cfg.request_queues < dev_nreq ?
+		  g->cfg.request_queues : dev_nreq;
+	g->nq = g->first_req + g->nreq;
+	for (i = 0; i < g->nq; i++) {
+		qmax = vqf_fsdev_queue_max(dev, i);
+		num = g->cfg.queue_size ? g->cfg.queue_size : 1024;
+		if (num > qmax)
+			num = qmax;
+		if (!num) {
+			ret = -ENODEV;
+			goto fail_status;
+		}
+		ret = setup_queue(g, i, num);
+		if (ret)
+			goto fail_status;
+	}
+	for (i = 0; i < g->nq; i++) {
+		if (pthread_create(&g->q[i].thr, NULL, irq_main, &g->q[i])) {
+			ret = -ENOMEM;
+			goto fail_status;
+		}
+		g->q[i].running = true;
+	}
+	ret = vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
+				   VQF_S_FEATURES_OK | VQF_S_DRIVER_OK);
+	if (ret || !(vqf_fsdev_get_status(dev) & VQF_S_DRIVER_OK)) {
+		ret = ret ? ret : -ENODEV;
+		goto fail_status;
+	}
+	if (g->has_notif)
+		post_notify_bufs(g);
+	ret = send_init(g);
+	if (ret)
+		goto fail_status;
+	*out = g;
+	return 0;
+fail_status:
+	vqf_gdrv_shutdown(g);
+	vqf_gdrv_free(g);
+	return ret;
+fail:
+	if (g->stop_fd >= 0)
+		close(g->stop_fd);
+	free(g->fslots);
+	free(g);
+	return ret;
+}
+
+/* ---- shutdown --------------------------------------------------------- */
+
+void vqf_gdrv_shutdown(struct vqf_gdrv *g)
+{
+	struct vqf_gdrv_call c;
+	struct greq *r;
+	unsigned int i;
+	bool alive;
+
+	pthread_mutex_lock(&g->lock);
+	if (g->reset_done) {
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	pthread_mutex_unlock(&g->lock);
+	alive = vqf_gdrv_alive(g) && g->init_out.major;
+	if (alive) {
+		/* Let the server close the session (fuse_conn_destroy). */
+		vqf_gdrv_forget_flush(g);
+		memset(&c, 0, sizeof(c));
+		vqf_req_init(&c.req, FUSE_DESTROY, 0, 0);
+		vqf_gdrv_call(g, &c, 1000);
+	}
+	pthread_mutex_lock(&g->lock);
+	__atomic_store_n(&g->dead, true, __ATOMIC_RELEASE);
+	g->reset_done = true;
+	pthread_mutex_unlock(&g->lock);
+	/* From here the device pushes nothing. */
+	vqf_fsdev_set_status(g->dev, 0);
+	vqf_eventfd_signal(g->stop_fd);
+	for (i = 0; i < g->nq; i++) {
+		if (g->q[i].running)
+			pthread_join(g->q[i].thr, NULL);
+		g->q[i].running = false;
+	}
+	/* Replies the device pushed before the reset are real: take them.
+	 * What it never answered, and what never reached the ring, fails.
+	 */
+	for (i = 0; i < g->nq; i++) {
+		struct gq *q = &g->q[i];
+
+		if (!q->vr)
+			continue;
+		drain_used(q);
+		pthread_mutex_lock(&q->lock);
+		while ((r = vqf_vring_drv_detach_unused(q->vr))) {
+			r->next = q->pend_head;
+			q->pend_head = r;
+		}
+		r = q->pend_head;
+		q->pend_head = q->pend_tail = NULL;
+		q->npend = 0;
+		pthread_mutex_unlock(&q->lock);
+		while (r) {
+			struct greq *next = r->next;
+
+			if (r->kind == GREQ_CALL) {
+				end_call(g, r, -ENOTCONN, true);
+			} else {
+				if (r->kind == GREQ_FORGET)
+					g->forgets_inflight--;
+				greq_free(g, r);
+			}
+			r = next;
+		}
+	}
+	pthread_mutex_lock(&g->lock);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void vqf_gdrv_free(struct vqf_gdrv *g)
+{
+	unsigned int i;
+
+	if (!g)
+		return;
+	vqf_gdrv_shutdown(g);
+	pthread_mutex_lock(&g->lock);
+	while (g->callers)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	for (i = 0; i < GDRV_MAX_QUEUES; i++)
+		teardown_queue(g, &g->q[i]);
+	close(g->stop_fd);
+	free(g->fslots);
+	pthread_mutex_destroy(&g->lock);
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->slock);
+	free(g);
+}
+
+/* ---- queries ---------------------------------------------------------- */
+
+const struct fuse_init_out *vqf_gdrv_init_out(const struct vqf_gdrv *g)
+{
+	return &g->init_out;
+}
+
+struct vqf_gram *vqf_gdrv_ram(const struct vqf_gdrv *g)
+{
+	return g->ram;
+}
+
+unsigned int vqf_gdrv_num_request_queues(const struct vqf_gdrv *g)
+{
+	return g->nreq;
+}
+
+u64 vqf_gdrv_inflight(struct vqf_gdrv *g)
+{
+	u64 n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->ninflight;
+	pthread_mutex_unlock(&g->lock);
+	return n;
+}
+
+bool vqf_gdrv_alive(struct vqf_gdrv *g)
+{
+	unsigned int i;
+	bool alive;
+
+	pthread_mutex_lock(&g->lock);
+	alive = !is_dead(g);
+	pthread_mutex_unlock(&g->lock);
+	for (i = 0; alive && i < g->nq; i++) {
+		pthread_mutex_lock(&g->q[i].lock);
+		if (g->q[i].vr && vqf_vring_drv_is_broken(g->q[i].vr))
+			alive = false;
+		pthread_mutex_unlock(&g->q[i].lock);
+	}
+	return alive;
+}
+
+void vqf_gdrv_get_stats(struct vqf_gdrv *g, struct vqf_gdrv_stats *out)
+{
+	pthread_mutex_lock(&g->slock);
+	*out = g->st;
+	pthread_mutex_unlock(&g->slock);
+}
