@@ -261,7 +261,8 @@ void e2e_dump_refusals(const struct vqf_sim_stats *s)
 	for (r = 1; r < VQF_DEV_R_NR; r++)
 		if (s->dev.dev.reject[r])
 			fprintf(stderr, "e2e: device refused %llu request(s): "
-				"%s\n", (unsigned long long)s->dev.dev.reject[r],
+				"%s\n",
+				(unsigned long long)s->dev.dev.reject[r],
 				vqf_dev_reason_name(r));
 }
 
