@@ -28,6 +28,7 @@ typedef int (*vqf_wl_dirent_fn)(void *arg, const char *name,
 /* Counters of the transport underneath, sampled around each phase. */
 struct vqf_wl_counters {
 	uint64_t requests;	/* FUSE requests submitted (drv.submitted) */
+	uint64_t forgets;	/* FORGET + BATCH_FORGET sent on hiprio */
 	uint64_t kicks;		/* driver kicks (drv.kicks) */
 	uint64_t irqs;		/* driver wake-ups on the call fd (drv.irqs) */
 	uint64_t interrupts;	/* device call signals (dev.interrupts) */

@@ -75,8 +75,9 @@ static void usage(FILE *f)
 "  randwrite  random writes, each block once, of a new file\n"
 "\n"
 "Columns: ops/s = operations per second of the phase (all jobs); MiB/s =\n"
-"file data; req/op = FUSE requests submitted by the driver (FORGETs on\n"
-"hiprio included); kick/op = driver kicks of the device; irq/op = driver\n"
+"file data; req/op = FUSE requests the driver submitted on the request\n"
+"queues (FORGETs on hiprio are counted apart, in the JSON output);\n"
+"kick/op = driver kicks of the device; irq/op = driver\n"
 "wake-ups on the call eventfd; intr/op = interrupts the device signalled;\n"
 "cli-copy/op = bytes the client copied between caller buffers and guest\n"
 "pages; drv-copy/op = bytes the driver copied (headers and arguments).\n"
@@ -390,7 +391,8 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 		json_str(p->name);
 		printf(", \"ops\": %llu, \"bytes\": %llu, \"seconds\": %.6f, "
 		       "\"ops_per_sec\": %.1f, \"mib_per_sec\": %.2f,\n"
-		       "     \"requests\": %llu, \"kicks\": %llu, "
+		       "     \"requests\": %llu, \"forgets\": %llu, "
+		       "\"kicks\": %llu, "
 		       "\"irqs\": %llu, \"interrupts\": %llu, "
 		       "\"cli_bytes_copied\": %llu, "
 		       "\"drv_bytes_copied\": %llu,\n"
@@ -404,6 +406,7 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 		       rate(p->ops, p->secs),
 		       rate(p->bytes, p->secs) / 1048576.0,
 		       (unsigned long long)d->requests,
+		       (unsigned long long)d->forgets,
 		       (unsigned long long)d->kicks,
 		       (unsigned long long)d->irqs,
 		       (unsigned long long)d->interrupts,
@@ -519,7 +522,7 @@ static int cmd_run(int argc, char **argv)
 
 	if (o.json)
 		print_json(&o, &o.wl, res);
-	else
+	else if (res->nphases || !ret)
 		print_table(&o, &o.wl, res);
 	if (ret)
 		fprintf(stderr, "%s: %s workload failed: %s\n", prog,

@@ -72,6 +72,7 @@ static void s_counters(void *ctx, struct vqf_wl_counters *out)
 
 	vqf_sim_get_stats(ctx, &st);
 	out->requests = st.drv.submitted;
+	out->forgets = st.drv.forgets + st.drv.batch_forgets;
 	out->kicks = st.drv.kicks;
 	out->irqs = st.drv.irqs;
 	out->interrupts = st.dev.interrupts;

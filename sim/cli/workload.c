@@ -516,6 +516,7 @@ static int run_phase(struct wl_run *r, const char *name,
 	}
 	ph->secs = ts_diff(&t0, &end);
 	ph->delta.requests = c1.requests - c0.requests;
+	ph->delta.forgets = c1.forgets - c0.forgets;
 	ph->delta.kicks = c1.kicks - c0.kicks;
 	ph->delta.irqs = c1.irqs - c0.irqs;
 	ph->delta.interrupts = c1.interrupts - c0.interrupts;
@@ -659,8 +660,9 @@ static int make_top(struct wl_run *r)
 		ret = fs->mkdir(fs->ctx, r->top, 0755);
 	}
 	if (ret < 0) {
+		wl_fail(r, "mkdir", r->top, ret);
 		r->top[0] = 0;
-		return wl_fail(r, "mkdir", "vqf-wl.*", ret);
+		return ret;
 	}
 	return 0;
 }

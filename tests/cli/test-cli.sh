@@ -1,0 +1,205 @@
+#!/bin/sh
+# $SF and $RUNAS are word lists on purpose.
+# shellcheck disable=SC2086
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# test-cli.sh VQFUSE_SIM - checks vqfuse-sim's exit codes, its JSON output
+# and that every workload leaves the shared directory as it found it.
+set -u
+SIM=${1:?usage: test-cli.sh path/to/vqfuse-sim}
+T=$(mktemp -d "${TMPDIR:-/tmp}/vqf-cli-test.XXXXXX") || exit 1
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+D=$T/shared
+OUT=$T/out
+ERR=$T/err
+fails=0
+checks=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+pass() {
+	checks=$((checks + 1))
+}
+
+# Something to leave alone, and a listing of it with sizes and modes.
+mkdir -p "$D/sub"
+printf 'keep me\n' > "$D/canary"
+printf 'deeper\n' > "$D/sub/file"
+snap() {
+	(cd "$D" && find . -printf '%p %y %s %m\n' | sort)
+}
+snap > "$T/before"
+
+# expect RC DESC ARGS...: runs vqfuse-sim, checks the exit code.
+expect() {
+	want=$1
+	desc=$2
+	shift 2
+	timeout 60 "$SIM" "$@" > "$OUT" 2> "$ERR"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "$desc: exit $rc, expected $want ($*)"
+		sed 's/^/  | /' "$ERR" | head -5
+		return 1
+	fi
+	pass
+	return 0
+}
+
+# stderr must name the offending option or value.
+expect_usage() {
+	needle=$1
+	shift
+	expect 2 "bad usage '$*'" "$@" || return
+	if ! grep -q -- "$needle" "$ERR"; then
+		fail "bad usage '$*': stderr does not name '$needle'"
+		sed 's/^/  | /' "$ERR"
+	fi
+}
+
+# check_json WORKLOAD PHASES...: the JSON parses, is ok, has the phases
+# with operations and FUSE requests in them.
+check_json() {
+	python3 - "$OUT" "$@" <<'PY' || fail "JSON of $1"
+import json, sys
+path, wl, phases = sys.argv[1], sys.argv[2], sys.argv[3:]
+with open(path) as f:
+	d = json.load(f)
+assert d["ok"] is True, d
+assert d["workload"] == wl, d["workload"]
+got = [p["name"] for p in d["phases"]]
+assert got == phases, got
+for p in d["phases"]:
+	assert p["ops"] > 0 and p["seconds"] > 0, p
+	assert p["ops_per_sec"] > 0, p
+	assert p["requests"] >= p["ops"], p
+	assert p["requests_per_op"] >= 1, p
+	for k in ("kicks_per_op", "irqs_per_op", "interrupts_per_op",
+		  "cli_bytes_copied", "drv_bytes_copied"):
+		assert k in p, k
+PY
+	pass
+}
+
+check_dir() {
+	snap > "$T/after"
+	if ! cmp -s "$T/before" "$T/after"; then
+		fail "$1: shared directory changed"
+		diff "$T/before" "$T/after" | head -10
+	else
+		pass
+	fi
+}
+
+SF="create stat read append rename delete-renamed"
+
+# Help, version, commands.
+expect 0 "--help" --help
+grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
+for o in --shared --queues --threads --workload --files --size --bs \
+	 --jobs --backend --json; do
+	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
+done
+expect 0 "help" help
+expect 0 "run --help" run --help
+expect 0 "--version" --version
+grep -q "vqfuse-sim" "$OUT" || fail "--version prints no name"
+
+# Usage errors: exit 2, the message names what is wrong.
+expect 2 "no arguments"
+expect_usage "frobnicate" frobnicate
+expect_usage "--shared" run
+expect_usage "--shared" run --shared "$T/nonexistent"
+expect_usage "not a directory" run --shared "$D/canary"
+expect_usage "--bogus" run --shared "$D" --bogus
+expect_usage "--files" run --shared "$D" --files 0
+expect_usage "--files" run --shared "$D" --files 12abc
+expect_usage "--files" run --shared "$D" --files -1
+expect_usage "--files" run --shared "$D" --files 99999999999999999999999
+expect_usage "--files" run --shared "$D" --files
+expect_usage "--size" run --shared "$D" --size 4Q
+expect_usage "--bs" run --shared "$D" --bs 0
+expect_usage "--jobs" run --shared "$D" --jobs 100000
+expect_usage "--queues" run --shared "$D" --queues 0
+expect_usage "--queue-size" run --shared "$D" --queue-size 100
+expect_usage "--threads" run --shared "$D" --threads x
+expect_usage "nfs" run --shared "$D" --backend nfs
+expect_usage "tarball" run --shared "$D" --workload tarball
+expect_usage "--json" run --shared "$D" --json=yes
+expect_usage "stray" run --shared "$D" stray
+check_dir "usage errors"
+
+# Every workload, small, through vqfuse's passthrough; table and JSON.
+expect 0 "smallfile table" run --shared "$D" --files 40 --jobs 2 --quiet &&
+	for p in $SF; do
+		grep -q "^$p " "$OUT" || fail "smallfile table lacks $p"
+	done
+check_dir smallfile
+expect 0 "smallfile json" run --shared "$D" --files 30 --size 1000 \
+	--bs 300 --json --quiet && check_json smallfile $SF
+check_dir "smallfile json"
+for w in seqread seqwrite; do
+	expect 0 "$w" run --shared="$D" --workload=$w --size=1M --jobs 2 \
+		--json --quiet && check_json $w $w
+	check_dir $w
+done
+for w in randread randwrite; do
+	expect 0 "$w" run --shared "$D" --workload $w --size 200K --bs 4K \
+		--queues 2 --threads 2 --json --quiet && check_json $w $w
+	check_dir $w
+done
+# A file size that is not a multiple of bs.
+expect 0 "seqread odd size" run --shared "$D" --workload seqread \
+	--size 100001 --bs 4096 --json --quiet && check_json seqread seqread
+check_dir "seqread odd size"
+
+# libfuse3's passthrough_ll as the backend (when it was built in).
+if "$SIM" run --shared "$D" --backend passthrough_ll --files 1 --quiet \
+	> /dev/null 2>&1; then
+	expect 0 "smallfile ptll" run --shared "$D" --backend passthrough_ll \
+		--files 30 --jobs 2 --json --quiet && check_json smallfile $SF
+	check_dir "smallfile ptll"
+	expect 0 "randread ptll" run --shared "$D" --backend passthrough_ll \
+		--workload randread --size 128K --json --quiet &&
+		check_json randread randread
+	check_dir "randread ptll"
+else
+	echo "SKIP: passthrough_ll backend not available"
+fi
+
+# A failing workload exits 1 and names the operation, path and errno: a
+# directory the caller cannot write to.
+RO=$T/ro
+mkdir "$RO"
+chmod 555 "$RO"
+if [ "$(id -u)" -ne 0 ]; then
+	RUNAS=
+elif command -v setpriv > /dev/null; then
+	chmod 755 "$T"
+	RUNAS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+	RUNAS=skip
+fi
+if [ "$RUNAS" != skip ]; then
+	timeout 60 $RUNAS "$SIM" run --shared "$RO" --files 2 --quiet \
+		> "$OUT" 2> "$ERR"
+	rc=$?
+	if [ $rc -ne 1 ]; then
+		fail "read-only directory: exit $rc, expected 1"
+	elif ! grep -q "mkdir(vqf-wl.*Permission denied (errno 13)" "$ERR"
+	then
+		fail "read-only directory: stderr does not name op and errno"
+		sed 's/^/  | /' "$ERR"
+	else
+		pass
+	fi
+	[ -z "$(ls -A "$RO")" ] || fail "read-only directory not left empty"
+else
+	echo "SKIP: failure case (root without setpriv)"
+fi
+
+echo "$checks checks passed, $fails failed"
+[ "$fails" -eq 0 ]
