@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * bench_smallfile.c - the RFC's smallfile table, same workload and same
+ * run, on four stacks:
+ *
+ *   (a) native     plain syscalls on a host directory;
+ *   (b) kernel     libfuse3's example passthrough_ll mounted through the
+ *                  host kernel's /dev/fuse, plain syscalls on the mount;
+ *   (c) sim+ptll   the simulated guest (vqf_sim) over passthrough_ll;
+ *   (d) sim+vqfuse the simulated guest over vqfuse's own passthrough.
+ *
+ * passthrough_ll is mounted with cache=never (entry and attribute timeouts
+ * 0, direct_io) because the simulated guest is cache=none: both send every
+ * operation to the server.  Rounds alternate the stacks; the median of the
+ * rounds is reported per phase, with ratios c/b, d/b and d/a.
+ */
+#define _GNU_SOURCE
+#include "vqf_wl_sim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef VQF_PTLL_EXE
+#define VQF_PTLL_EXE ""
+#endif
+
+enum { ST_NATIVE, ST_KERNEL, ST_SIM_PTLL, ST_SIM_VQF, ST_NR };
+
+static const char *const st_name[ST_NR] = {
+	"(a) native", "(b) kernel+ptll", "(c) sim+ptll", "(d) sim+vqfuse",
+};
+
+#define MAX_RUNS	15
+#define WHY_LEN		1024
+#define BASE_LEN	200
+#define PATH_LEN	(BASE_LEN + 64)
+#define NPHASES		6
+
+struct bench {
+	struct vqf_wl_cfg wl;
+	unsigned int queues, threads, runs;
+	const char *ptll;
+	char base[BASE_LEN];
+	char dir[ST_NR][PATH_LEN];
+	char mnt[PATH_LEN];
+	bool skip[ST_NR];
+	char why[ST_NR][WHY_LEN];
+	/* ops/s per stack, phase, round */
+	double ops[ST_NR][NPHASES][MAX_RUNS];
+	double req[ST_NR][NPHASES];	/* requests/op, last round */
+	const char *phase[NPHASES];
+	unsigned int nphases;
+};
+
+/* The mount, for the signal handler. */
+static volatile pid_t ptll_pid;
+static char sig_mnt[PATH_LEN];
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: bench-smallfile [--files N] [--size BYTES] [--jobs N] [--queues N]\n"
+"                       [--threads N] [--runs N] [--ptll PATH]\n"
+"\n"
+"Runs the smallfile workload (create, stat, read, append, rename,\n"
+"delete-renamed) on (a) a native directory, (b) libfuse3's passthrough_ll\n"
+"mounted through /dev/fuse with cache=never, (c) the simulated guest over\n"
+"passthrough_ll and (d) the simulated guest over vqfuse's passthrough, and\n"
+"prints the median ops/s of the rounds and the ratios c/b, d/b and d/a.\n"
+"\n"
+"  --files N      files per job (default 1000)\n"
+"  --size BYTES   file size (default 4096)\n"
+"  --jobs N       threads, each in its own directory (default 1)\n"
+"  --queues N     simulated request queues (default 1)\n"
+"  --threads N    simulated device workers (default 0: inline)\n"
+"  --runs N       rounds, stacks alternating (1..%d, default 3)\n"
+"  --ptll PATH    the passthrough_ll executable (default: the one built\n"
+"                 with this program)\n"
+"Temporary directories are made under $TMPDIR (default /tmp).\n",
+		MAX_RUNS);
+}
+
+static int num_arg(const char *opt, const char *s, unsigned long long lo,
+		   unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!s || *s < '0' || *s > '9')
+		goto bad;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end || *out < lo || *out > hi)
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "bench-smallfile: %s: invalid value '%s' "
+		"(expected %llu..%llu)\n", opt, s ? s : "", lo, hi);
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct bench *b)
+{
+	b->wl.kind = VQF_WL_SMALLFILE;
+	b->wl.files = 1000;
+	b->wl.size = 4096;
+	b->wl.jobs = 1;
+	b->queues = 1;
+	b->runs = 3;
+	b->ptll = VQF_PTLL_EXE;
+	for (int i = 1; i < argc; i++) {
+		static const struct {
+			const char *name;
+			unsigned long long lo, hi;
+		} nums[] = {
+			{ "--files", 1, 10000000 },
+			{ "--size", 1, 64 << 20 },
+			{ "--jobs", 1, 256 },
+			{ "--queues", 1, 64 },
+			{ "--threads", 0, 256 },
+			{ "--runs", 1, MAX_RUNS },
+		};
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned long long n;
+		unsigned int k;
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			usage(stdout);
+			exit(0);
+		}
+		i++;
+		if (!strcmp(o, "--ptll") && v) {
+			b->ptll = v;
+			continue;
+		}
+		for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
+			if (!strcmp(o, nums[k].name))
+				break;
+		if (k == sizeof(nums) / sizeof(nums[0])) {
+			fprintf(stderr, "bench-smallfile: bad option '%s'\n", o);
+			return -1;
+		}
+		if (num_arg(o, v, nums[k].lo, nums[k].hi, &n))
+			return -1;
+		switch (k) {
+		case 0:
+			b->wl.files = n;
+			break;
+		case 1:
+			b->wl.size = n;
+			break;
+		case 2:
+			b->wl.jobs = n;
+			break;
+		case 3:
+			b->queues = n;
+			break;
+		case 4:
+			b->threads = n;
+			break;
+		default:
+			b->runs = n;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	return remove(p);
+}
+
+static void on_signal(int sig)
+{
+	/* Leave no mount behind; all of these are async-signal-safe. */
+	if (sig_mnt[0])
+		umount2(sig_mnt, MNT_DETACH);
+	if (ptll_pid > 0)
+		kill(ptll_pid, SIGTERM);
+	_exit(128 + sig);
+}
+
+static int run_cmd(char *const argv[], int out_fd)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (out_fd >= 0) {
+			dup2(out_fd, STDOUT_FILENO);
+			dup2(out_fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void read_log(const char *path, char *out, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	n = fread(out, 1, size - 1, f);
+	fclose(f);
+	out[n] = 0;
+	for (char *p = out; *p; p++)
+		if (*p == '\n')
+			*p = *(p + 1) ? ' ' : 0;
+}
+
+static bool wait_child(pid_t pid, int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Starts passthrough_ll on dir[ST_KERNEL] at mnt; 0 or a reason in why. */
+static int mount_ptll(struct bench *b)
+{
+	char *why = b->why[ST_KERNEL];
+	char log[PATH_LEN], opts[PATH_LEN + 32];
+	struct stat sb, sm;
+	int fd;
+	pid_t pid;
+
+	if (!b->ptll || !*b->ptll || access(b->ptll, X_OK)) {
+		snprintf(why, WHY_LEN, "passthrough_ll not built (%s)",
+			 b->ptll && *b->ptll ? b->ptll : "no libfuse3 example");
+		return -1;
+	}
+	if (access("/dev/fuse", R_OK | W_OK)) {
+		snprintf(why, WHY_LEN, "/dev/fuse: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(log, sizeof(log), "%s/ptll.log", b->base);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(why, WHY_LEN, "%s: %s", log, strerror(errno));
+		return -1;
+	}
+	snprintf(opts, sizeof(opts), "source=%s,cache=never",
+		 b->dir[ST_KERNEL]);
+	if (stat(b->base, &sb)) {
+		close(fd);
+		snprintf(why, WHY_LEN, "%s: %s", b->base, strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(fd);
+		snprintf(why, WHY_LEN, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (!pid) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execl(b->ptll, b->ptll, "-f", "-o", opts, b->mnt, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	ptll_pid = pid;
+	snprintf(sig_mnt, sizeof(sig_mnt), "%s", b->mnt);
+	/* Mounted once the mountpoint is another filesystem. */
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			char msg[200];
+
+			ptll_pid = 0;
+			sig_mnt[0] = 0;
+			read_log(log, msg, sizeof(msg));
+			snprintf(why, WHY_LEN, "passthrough_ll exited: %s",
+				 *msg ? msg : "no message");
+			return -1;
+		}
+		if (!stat(b->mnt, &sm) && sm.st_dev != sb.st_dev)
+			return 0;
+		usleep(10000);
+	}
+	snprintf(why, WHY_LEN, "mount did not appear within 5 s");
+	kill(pid, SIGTERM);
+	if (!wait_child(pid, 2000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	ptll_pid = 0;
+	sig_mnt[0] = 0;
+	return -1;
+}
+
+static void umount_ptll(struct bench *b)
+{
+	char *argv[] = { "fusermount3", "-u", b->mnt, NULL };
+	pid_t pid = ptll_pid;
+	int ret;
+
+	if (pid <= 0)
+		return;
+	ret = run_cmd(argv, -1);
+	if (ret) {
+		fprintf(stderr, "bench-smallfile: fusermount3 -u %s: exit %d; "
+			"detaching\n", b->mnt, ret);
+		umount2(b->mnt, MNT_DETACH);
+	}
+	if (!wait_child(pid, 5000)) {
+		kill(pid, SIGTERM);
+		if (!wait_child(pid, 2000)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+	}
+	ptll_pid = 0;
+	sig_mnt[0] = 0;
+}
+
+static int run_one(struct bench *b, int st, unsigned int round)
+{
+	struct vqf_wl_result res;
+	struct vqf_wl_fs fs;
+	struct vqf_sim *sim = NULL;
+	int ret;
+
+	if (st == ST_NATIVE || st == ST_KERNEL) {
+		ret = vqf_wl_posix_open(st == ST_KERNEL ? b->mnt : b->dir[st],
+					&fs);
+		if (ret)
+			goto fail_open;
+		fs.name = st_name[st];
+	} else {
+		struct vqf_sim_cfg sc = {
+			.shared = b->dir[st],
+			.fs = st == ST_SIM_PTLL ? VQF_SIM_FS_PTLL :
+						  VQF_SIM_FS_VQFUSE,
+			.queues = b->queues,
+			.threads = b->threads,
+		};
+
+		ret = vqf_sim_new(&sc, &sim);
+		if (ret)
+			goto fail_open;
+		vqf_wl_sim_fs(sim, st_name[st], &fs);
+	}
+	ret = vqf_wl_run(&fs, &b->wl, &res);
+	if (sim)
+		vqf_sim_free(sim);
+	else
+		vqf_wl_posix_close(&fs);
+	if (ret) {
+		snprintf(b->why[st], sizeof(b->why[st]), "failed: %s",
+			 res.errmsg);
+		return -1;
+	}
+	b->nphases = res.nphases < NPHASES ? res.nphases : NPHASES;
+	for (unsigned int i = 0; i < b->nphases; i++) {
+		const struct vqf_wl_phase *p = &res.phase[i];
+
+		b->phase[i] = p->name;
+		b->ops[st][i][round] = p->secs > 0 ? p->ops / p->secs : 0;
+		b->req[st][i] = p->ops ? (double)p->delta.requests / p->ops :
+					 0;
+	}
+	return 0;
+fail_open:
+	snprintf(b->why[st], sizeof(b->why[st]), "cannot start: %s",
+		 strerror(-ret));
+	return -1;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, unsigned int n)
+{
+	double s[MAX_RUNS];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_dbl);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void ratio(char *out, size_t size, const struct bench *b, int x,
+		  int y, unsigned int ph)
+{
+	double vy = median(b->ops[y][ph], b->runs);
+
+	if (b->skip[x] || b->skip[y] || vy <= 0)
+		snprintf(out, size, "-");
+	else
+		snprintf(out, size, "%.3g",
+			 median(b->ops[x][ph], b->runs) / vy);
+}
+
+static void report(const struct bench *b)
+{
+	char c[3][16];
+
+	printf("\nops/s, median of %u round(s); one operation is one file\n",
+	       b->runs);
+	printf("%-15s", "phase");
+	for (int s = 0; s < ST_NR; s++)
+		printf(" %15s", st_name[s]);
+	printf(" %6s %6s %6s\n", "c/b", "d/b", "d/a");
+	for (unsigned int i = 0; i < b->nphases; i++) {
+		printf("%-15s", b->phase[i]);
+		for (int s = 0; s < ST_NR; s++) {
+			if (b->skip[s])
+				printf(" %15s", "skipped");
+			else
+				printf(" %15.0f", median(b->ops[s][i],
+							 b->runs));
+		}
+		ratio(c[0], sizeof(c[0]), b, ST_SIM_PTLL, ST_KERNEL, i);
+		ratio(c[1], sizeof(c[1]), b, ST_SIM_VQF, ST_KERNEL, i);
+		ratio(c[2], sizeof(c[2]), b, ST_SIM_VQF, ST_NATIVE, i);
+		printf(" %6s %6s %6s\n", c[0], c[1], c[2]);
+	}
+	printf("\nFUSE requests per operation in the simulated guest "
+	       "(cache=none):\n%-15s %15s %15s\n", "phase", st_name[2],
+	       st_name[3]);
+	for (unsigned int i = 0; i < b->nphases; i++)
+		printf("%-15s %15.2f %15.2f\n", b->phase[i],
+		       b->req[ST_SIM_PTLL][i], b->req[ST_SIM_VQF][i]);
+	for (int s = 0; s < ST_NR; s++)
+		if (b->skip[s])
+			printf("%s skipped: %s\n", st_name[s], b->why[s]);
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b;
+	static const char *const sub[ST_NR] = {
+		"native", "ptll-source", "sim-ptll", "sim-vqfuse",
+	};
+	const char *tmp = getenv("TMPDIR");
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret = 0;
+
+	if (parse(argc, argv, &b)) {
+		usage(stderr);
+		return 2;
+	}
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (strlen(tmp) > BASE_LEN - 32) {
+		fprintf(stderr, "bench-smallfile: TMPDIR too long\n");
+		return 2;
+	}
+	snprintf(b.base, sizeof(b.base), "%s/vqf-bench-smallfile.XXXXXX",
+		 tmp);
+	if (!mkdtemp(b.base)) {
+		perror("bench-smallfile: mkdtemp");
+		return 1;
+	}
+	for (int s = 0; s < ST_NR; s++) {
+		snprintf(b.dir[s], sizeof(b.dir[s]), "%s/%s", b.base, sub[s]);
+		if (mkdir(b.dir[s], 0755)) {
+			perror(b.dir[s]);
+			ret = 1;
+			goto out;
+		}
+	}
+	snprintf(b.mnt, sizeof(b.mnt), "%s/mnt", b.base);
+	if (mkdir(b.mnt, 0755)) {
+		perror(b.mnt);
+		ret = 1;
+		goto out;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	printf("bench-smallfile: %u file(s) x %llu B per job, %u job(s), "
+	       "%u round(s); under %s\n", b.wl.files,
+	       (unsigned long long)b.wl.size, b.wl.jobs, b.runs, b.base);
+	printf("(b) passthrough_ll -f -o source=DIR,cache=never (timeout 0, "
+	       "direct_io; multithreaded loop) on /dev/fuse;\n"
+	       "(c),(d) simulated guest cache=none, %u queue(s) x 128, "
+	       "device threads %u\n", b.queues, b.threads);
+	fflush(stdout);
+	b.skip[ST_KERNEL] = mount_ptll(&b) != 0;
+	if (b.skip[ST_KERNEL])
+		fprintf(stderr, "bench-smallfile: (b) skipped: %s\n",
+			b.why[ST_KERNEL]);
+
+	for (unsigned int r = 0; r < b.runs; r++) {
+		for (int s = 0; s < ST_NR; s++) {
+			if (b.skip[s])
+				continue;
+			fprintf(stderr, "bench-smallfile: round %u/%u %s\n",
+				r + 1, b.runs, st_name[s]);
+			if (run_one(&b, s, r)) {
+				b.skip[s] = true;
+				fprintf(stderr, "bench-smallfile: %s %s\n",
+					st_name[s], b.why[s]);
+				ret = 1;
+			}
+		}
+	}
+	umount_ptll(&b);
+	report(&b);
+out:
+	nftw(b.base, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return ret;
+}
