@@ -78,13 +78,15 @@ int vqf_wl_kind_parse(const char *name, enum vqf_wl_kind *out);
 
 struct vqf_wl_cfg {
 	enum vqf_wl_kind kind;
-	unsigned int jobs;	/* threads, each with its own subdirectory
-				 * or file (0: 1) */
+	/* Threads, each with its own subdirectory or file (0: 1). */
+	unsigned int jobs;
 	unsigned int files;	/* smallfile: files per job (0: 1000) */
-	uint64_t size;		/* bytes per file (0: 4 KiB smallfile,
-				 * 64 MiB otherwise) */
-	size_t bs;		/* I/O size (0: 4 KiB random, 128 KiB
-				 * sequential, whole file for smallfile) */
+	/* Bytes per file (0: 4 KiB for smallfile, 64 MiB otherwise). */
+	uint64_t size;
+	/* I/O size (0: 4 KiB random, 128 KiB sequential, the file size up
+	 * to 1 MiB for smallfile).
+	 */
+	size_t bs;
 	unsigned int seed;	/* random offsets (0: a fixed one) */
 	/*
 	 * Called from the calling thread about every @progress_ms while a

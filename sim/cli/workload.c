@@ -630,7 +630,8 @@ static int same_root(struct wl_run *r, struct name_list *before)
 
 	if (list_dir(r, "", &after))
 		return -EIO;
-	qsort(after.names, after.n, sizeof(*after.names), cmp_str);
+	if (after.n > 1)
+		qsort(after.names, after.n, sizeof(*after.names), cmp_str);
 	while (!ret && (i < before->n || k < after.n)) {
 		int c = i == before->n ? 1 : k == after.n ? -1 :
 			strcmp(before->names[i], after.names[k]);
@@ -850,7 +851,8 @@ int vqf_wl_run(const struct vqf_wl_fs *fs, const struct vqf_wl_cfg *cfg,
 	ret = list_dir(&r, "", &before);
 	if (ret)
 		goto out;
-	qsort(before.names, before.n, sizeof(*before.names), cmp_str);
+	if (before.n > 1)
+		qsort(before.names, before.n, sizeof(*before.names), cmp_str);
 	ret = make_top(&r);
 	if (ret)
 		goto out;

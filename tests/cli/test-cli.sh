@@ -1,5 +1,5 @@
 #!/bin/sh
-# $SF and $RUNAS are word lists on purpose.
+# $SF, $RUNAS and $WRAP are word lists on purpose.
 # shellcheck disable=SC2086
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
@@ -7,6 +7,8 @@
 # and that every workload leaves the shared directory as it found it.
 set -u
 SIM=${1:?usage: test-cli.sh path/to/vqfuse-sim}
+# A wrapper for every run, e.g. "valgrind -q --error-exitcode=3".
+WRAP=${VQF_CLI_WRAP:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vqf-cli-test.XXXXXX") || exit 1
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 D=$T/shared
@@ -38,7 +40,7 @@ expect() {
 	want=$1
 	desc=$2
 	shift 2
-	timeout 60 "$SIM" "$@" > "$OUT" 2> "$ERR"
+	timeout 300 $WRAP "$SIM" "$@" > "$OUT" 2> "$ERR"
 	rc=$?
 	if [ "$rc" -ne "$want" ]; then
 		fail "$desc: exit $rc, expected $want ($*)"
@@ -156,8 +158,13 @@ expect 0 "seqread odd size" run --shared "$D" --workload seqread \
 	--size 100001 --bs 4096 --json --quiet && check_json seqread seqread
 check_dir "seqread odd size"
 
+# An empty shared directory stays empty.
+mkdir "$T/empty"
+expect 0 "empty directory" run --shared "$T/empty" --files 3 --quiet
+[ -z "$(ls -A "$T/empty")" ] || fail "empty directory not left empty"
+
 # libfuse3's passthrough_ll as the backend (when it was built in).
-if "$SIM" run --shared "$D" --backend passthrough_ll --files 1 --quiet \
+if $WRAP "$SIM" run --shared "$D" --backend passthrough_ll --files 1 --quiet \
 	> /dev/null 2>&1; then
 	expect 0 "smallfile ptll" run --shared "$D" --backend passthrough_ll \
 		--files 30 --jobs 2 --json --quiet && check_json smallfile $SF
@@ -184,7 +191,7 @@ else
 	RUNAS=skip
 fi
 if [ "$RUNAS" != skip ]; then
-	timeout 60 $RUNAS "$SIM" run --shared "$RO" --files 2 --quiet \
+	timeout 300 $RUNAS $WRAP "$SIM" run --shared "$RO" --files 2 --quiet \
 		> "$OUT" 2> "$ERR"
 	rc=$?
 	if [ $rc -ne 1 ]; then
