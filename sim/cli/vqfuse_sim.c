@@ -320,17 +320,20 @@ static void progress_cb(void *arg, const char *phase, uint64_t done,
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	p->shown = true;
+	/* On a terminal the line is rewritten in place (\e[K: erase the
+	 * rest of a longer previous line).
+	 */
 	fprintf(stderr, "%s%s: %s %llu/%llu (%.0f%%)  %.0f s%s", p->tty ?
 		"\r" : "", prog, phase, (unsigned long long)done,
 		(unsigned long long)total, pct, since(&p->start),
-		p->tty ? "   " : "\n");
+		p->tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
 
 static void progress_end(struct progress *p)
 {
 	if (p->tty && p->shown)
-		fprintf(stderr, "\n");
+		fprintf(stderr, "\r\033[K");
 }
 
 static double per_op(uint64_t v, uint64_t ops)
@@ -527,6 +530,10 @@ static int cmd_run(int argc, char **argv)
 	if (ret)
 		fprintf(stderr, "%s: %s workload failed: %s\n", prog,
 			vqf_wl_kind_name(o.wl.kind), res->errmsg);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "%s: guest RAM is %llu MiB: try more --ram, "
+			"fewer --jobs or a smaller --bs\n", prog,
+			(o.ram ? o.ram : 256ull << 20) >> 20);
 	free(res);
 	return ret ? EXIT_FAIL : 0;
 }
