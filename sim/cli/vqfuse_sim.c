@@ -55,7 +55,7 @@ static void usage(FILE *f)
 "  --jobs N            guest threads (1..256, default 1); each has its own\n"
 "                      subdirectory (smallfile) or file (the others)\n"
 "  --queues N          request queues (1..64, default 1)\n"
-"  --queue-size N      descriptors per queue (power of two, 2..1024,\n"
+"  --queue-size N      descriptors per queue (power of two, 8..1024,\n"
 "                      default 128)\n"
 "  --threads N         device worker threads (0..256, default 0: requests\n"
 "                      are served in each queue's thread)\n"
@@ -169,7 +169,10 @@ static const struct opt_def num_opts[] = {
 	{ "--bs", true, 1, 64ull << 20 },
 	{ "--jobs", false, 1, 256 },
 	{ "--queues", false, 1, 64 },
-	{ "--queue-size", false, 2, 1024 },
+	/* CREATE takes six descriptors, and the ring refuses chains longer
+	 * than the queue even with indirect descriptors.
+	 */
+	{ "--queue-size", false, 8, 1024 },
 	{ "--threads", false, 0, 256 },
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--seed", false, 0, UINT_MAX },
@@ -500,9 +503,15 @@ static int cmd_run(int argc, char **argv)
 	sc.ram = o.ram;
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {
-		fprintf(stderr, "%s: cannot start the simulated machine over "
-			"%s (backend %s): %s (errno %d)\n", prog, o.shared,
-			vqf_wl_sim_fs_name(o.fs), strerror(-ret), -ret);
+		struct vqf_wl_result fail = { .err = ret };
+
+		snprintf(fail.errmsg, sizeof(fail.errmsg), "cannot start the "
+			 "simulated machine over %s (backend %s): %s "
+			 "(errno %d)", o.shared, vqf_wl_sim_fs_name(o.fs),
+			 strerror(-ret), -ret);
+		if (o.json)
+			print_json(&o, &o.wl, &fail);
+		fprintf(stderr, "%s: %s\n", prog, fail.errmsg);
 		return EXIT_FAIL;
 	}
 	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o.fs), &fs);

@@ -127,6 +127,7 @@ expect_usage "--bs" run --shared "$D" --bs 0
 expect_usage "--jobs" run --shared "$D" --jobs 100000
 expect_usage "--queues" run --shared "$D" --queues 0
 expect_usage "--queue-size" run --shared "$D" --queue-size 100
+expect_usage "--queue-size" run --shared "$D" --queue-size 4
 expect_usage "--threads" run --shared "$D" --threads x
 expect_usage "nfs" run --shared "$D" --backend nfs
 expect_usage "tarball" run --shared "$D" --workload tarball
@@ -150,7 +151,12 @@ for w in seqread seqwrite; do
 done
 for w in randread randwrite; do
 	expect 0 "$w" run --shared "$D" --workload $w --size 200K --bs 4K \
-		--queues 2 --threads 2 --json --quiet && check_json $w $w
+		--queues 2 --threads 2 --jobs 3 --json --quiet &&
+		check_json $w $w
+	check_dir $w
+	expect 0 "$w smallest queue" run --shared "$D" --workload $w \
+		--size 64K --queue-size 8 --jobs 2 --json --quiet &&
+		check_json $w $w
 	check_dir $w
 done
 # A file size that is not a multiple of bs.
