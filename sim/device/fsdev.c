@@ -39,6 +39,7 @@ struct fsq {
 	pthread_t thr;
 	bool running;
 	pthread_mutex_t push_lock;
+	pthread_mutex_t pop_lock;	/* inline kicks vs. each other, reset */
 	unsigned int seg_cap;
 };
 
@@ -166,6 +167,7 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 		d->q[i].idx = i;
 		d->q[i].kick_fd = d->q[i].call_fd = -1;
 		pthread_mutex_init(&d->q[i].push_lock, NULL);
+		pthread_mutex_init(&d->q[i].pop_lock, NULL);
 	}
 	d->nq = vqf_fsdev_num_queues(d);
 	vqf_dev_conn_init(&d->conn);
@@ -602,12 +604,57 @@ static bool q_sleep(struct fsq *q)
 	return true;
 }
 
+/*
+ * Pops and handles every available chain.  Returns false when the queue
+ * broke (the device then needs a reset).  Pop side: one caller at a time.
+ */
+static bool pop_all(struct fsq *q, struct fsreq **spare)
+{
+	struct vqf_fsdev *d = q->d;
+	struct fsreq *r = *spare;
+	int ret;
+
+	for (;;) {
+		if (!r)
+			r = fsreq_new(q);
+		if (!r)
+			break;	/* out of memory: retry on the next kick */
+		ret = vqf_vring_dev_pop(q->vr, &r->c);
+		if (ret == 0)
+			break;
+		pthread_mutex_lock(&d->lock);
+		d->outstanding++;
+		pthread_mutex_unlock(&d->lock);
+		if (ret == -ENODATA || ret == -ENOBUFS) {
+			STAT_ADD(d, chain_errors, 1);
+			finish(r, 0);
+			r = NULL;
+			continue;
+		}
+		if (ret < 0) {
+			/* The driver broke the ring: this queue is dead
+			 * until reset; the others carry on.
+			 */
+			pthread_mutex_lock(&d->lock);
+			d->outstanding--;
+			pthread_mutex_unlock(&d->lock);
+			STAT_ADD(d, queue_broken, 1);
+			set_needs_reset(d);
+			*spare = r;
+			return false;
+		}
+		handle_chain(q, r);
+		r = NULL;
+	}
+	*spare = r;
+	return true;
+}
+
 static void *queue_main(void *arg)
 {
 	struct fsq *q = arg;
-	struct vqf_fsdev *d = q->d;
 	struct fsreq *r = NULL;
-	int ret;
+	bool ok = true;
 
 	for (;;) {
 		if (q->notif) {
@@ -616,50 +663,44 @@ static void *queue_main(void *arg)
 				break;
 			continue;
 		}
-		vqf_vring_dev_disable_notify(q->vr);
-		for (;;) {
-			if (!r)
-				r = fsreq_new(q);
-			if (!r)
-				break;	/* out of memory: retry on next kick */
-			ret = vqf_vring_dev_pop(q->vr, &r->c);
-			if (ret == 0)
-				break;
-			if (ret == -ENODATA || ret == -ENOBUFS) {
-				STAT_ADD(d, chain_errors, 1);
-				pthread_mutex_lock(&d->lock);
-				d->outstanding++;
-				pthread_mutex_unlock(&d->lock);
-				finish(r, 0);
-				r = NULL;
+		if (ok) {
+			vqf_vring_dev_disable_notify(q->vr);
+			ok = pop_all(q, &r);
+			if (ok && !vqf_vring_dev_enable_notify(q->vr))
 				continue;
-			}
-			if (ret < 0) {
-				/* The driver broke the ring: this queue is
-				 * dead until reset; the others carry on.
-				 */
-				STAT_ADD(d, queue_broken, 1);
-				set_needs_reset(d);
-				goto wait_stop;
-			}
-			pthread_mutex_lock(&d->lock);
-			d->outstanding++;
-			pthread_mutex_unlock(&d->lock);
-			handle_chain(q, r);
-			r = NULL;
 		}
-		if (!vqf_vring_dev_enable_notify(q->vr))
-			continue;
 		if (!q_sleep(q))
 			break;
 	}
 	free(r);
 	return NULL;
-wait_stop:
-	free(r);
-	while (q_sleep(q))
+}
+
+int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx)
+{
+	struct fsq *q;
+	struct fsreq *r = NULL;
+
+	if (idx >= FSDEV_MAX_QUEUES)
+		return -ENOENT;
+	q = &d->q[idx];
+	if (!d->cfg.inline_kick || q->notif)
+		return q->set ? vqf_eventfd_signal(q->kick_fd) : -ENOENT;
+	pthread_mutex_lock(&q->pop_lock);
+	if (!q->vr || __atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE) ||
+	    vqf_vring_dev_is_broken(q->vr)) {
+		pthread_mutex_unlock(&q->pop_lock);
+		return -ENOENT;
+	}
+	STAT_ADD(d, kicks, 1);
+	/* Kicks stay enabled - each is a call into us - but with EVENT_IDX
+	 * the driver kicks only past avail_event, which enable_notify moves.
+	 */
+	while (pop_all(q, &r) && !vqf_vring_dev_enable_notify(q->vr))
 		;
-	return NULL;
+	pthread_mutex_unlock(&q->pop_lock);
+	free(r);
+	return 0;
 }
 
 /* ---- notifications -------------------------------------------------- */
@@ -767,6 +808,9 @@ static void stop_all(struct vqf_fsdev *d)
 	pthread_cond_broadcast(&d->work_cond);
 	pthread_mutex_unlock(&d->lock);
 	vqf_eventfd_signal(d->stop_fd);
+	/* Wait out inline kicks in progress; later ones see stopping. */
+	for (i = 0; i < FSDEV_MAX_QUEUES; i++)
+		pthread_mutex_lock(&d->q[i].pop_lock);
 	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
 		if (d->q[i].running)
 			pthread_join(d->q[i].thr, NULL);
@@ -798,6 +842,7 @@ static void stop_all(struct vqf_fsdev *d)
 	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
 		vqf_vring_dev_destroy(d->q[i].vr);
 		d->q[i].vr = NULL;
+		pthread_mutex_unlock(&d->q[i].pop_lock);
 	}
 	{
 		u64 v;
@@ -876,7 +921,7 @@ static int start(struct vqf_fsdev *d)
 	for (i = 0; i < d->nq; i++) {
 		struct fsq *q = &d->q[i];
 
-		if (!q->set)
+		if (!q->set || (d->cfg.inline_kick && !q->notif))
 			continue;
 		if (pthread_create(&q->thr, NULL, queue_main, q))
 			return -EIO;
@@ -931,8 +976,10 @@ void vqf_fsdev_free(struct vqf_fsdev *d)
 		return;
 	reset(d);
 	close(d->stop_fd);
-	for (i = 0; i < FSDEV_MAX_QUEUES; i++)
+	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
 		pthread_mutex_destroy(&d->q[i].push_lock);
+		pthread_mutex_destroy(&d->q[i].pop_lock);
+	}
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->work_cond);
 	pthread_cond_destroy(&d->idle_cond);

@@ -75,6 +75,16 @@ struct vqf_fsdev_cfg {
 	u32 notify_buf_size;
 	/* Device-side limit on WRITE payloads before INIT (0: 1 MiB). */
 	u32 max_write;
+	/*
+	 * How a kick reaches the device.  false: the driver's kick writes the
+	 * queue's eventfd and the queue's thread wakes up (vhost-user,
+	 * virtiofsd).  true: vqf_fsdev_kick() runs the device in the kicking
+	 * thread, as QEMU emulates a device in the vCPU thread when
+	 * ioeventfd is off - no thread hand-off; request-queue chains still
+	 * go to the workers when there are any.  The notification queue
+	 * always has its own thread.
+	 */
+	bool inline_kick;
 	/* Device features never offered (mask of 1ULL << bit), for tests. */
 	u64 features_withheld;
 	struct vqf_backend *be;		/* serves the requests; required */
@@ -170,6 +180,14 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 int vqf_fsdev_set_status(struct vqf_fsdev *d, u8 status);
 
 u8 vqf_fsdev_get_status(const struct vqf_fsdev *d);
+
+/*
+ * The driver's notification for queue @idx (virtio-pci's notify register).
+ * Writes the queue's kick eventfd, or, with cfg.inline_kick, pops and
+ * serves the queue's chains before returning.  Returns 0, -ENOENT for a
+ * queue that is not running.
+ */
+int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx);
 
 /* A consistent copy of the counters (any time). */
 void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out);

@@ -84,6 +84,7 @@ struct vqf_gdrv {
 	unsigned int callers;
 	bool dead;			/* shut down: refuse new requests */
 	bool reset_done;
+	bool poll;			/* the device serves kicks inline */
 	u64 unique;			/* atomic */
 	unsigned int rr;		/* atomic: queue selection */
 	int stop_fd;
@@ -149,8 +150,11 @@ static void kick(struct gq *q, bool need)
 
 	if (!need)
 		return;
-	if (!vqf_eventfd_signal(q->kick_fd))
-		STAT_ADD(g, kicks, 1);
+	STAT_ADD(g, kicks, 1);
+	/* The notify register: an eventfd write, or with an inline device
+	 * the device's work itself, in this thread.
+	 */
+	vqf_fsdev_kick(g->dev, q->idx);
 }
 
 /* Add pending requests while the ring has room (q->lock held). */
@@ -741,7 +745,23 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	pthread_cond_init(&w.cond, NULL);
 	ret = vqf_gdrv_submit(g, c, wake, &w);
 	if (!ret) {
+		/* An inline device has usually answered by now: reap it here
+		 * rather than wait for the interrupt thread (polling, as
+		 * blk-mq does for a hipri request).
+		 */
 		pthread_mutex_lock(&w.lock);
+		if (!w.done) {
+			struct gq *q = NULL;
+
+			pthread_mutex_unlock(&w.lock);
+			pthread_mutex_lock(&g->lock);
+			if (c->priv)
+				q = ((struct greq *)c->priv)->q;
+			pthread_mutex_unlock(&g->lock);
+			if (q && g->poll)
+				drain_used(q);
+			pthread_mutex_lock(&w.lock);
+		}
 		if (timeout_ms >= 0) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += timeout_ms / 1000;
@@ -982,6 +1002,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		g->cfg = *cfg;
 	g->dev = dev;
 	g->ram = ram;
+	g->poll = g->cfg.poll;
 	g->unique = 0;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);

@@ -58,6 +58,10 @@ struct vqf_gdrv_cfg {
 	bool notification;	/* negotiate NOTIFICATION if offered */
 	enum vqf_gdrv_select select;
 	u32 max_write;		/* offered in INIT (0: 1 MiB) */
+	/* Reap completions in the calling thread right after its kick
+	 * before sleeping (set when the device serves kicks inline).
+	 */
+	bool poll;
 	/* Called for each notification from the device (unique 0 replies):
 	 * @code is fuse_out_header.error, @data/@len the payload.
 	 */

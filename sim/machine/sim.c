@@ -91,6 +91,7 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	dc.threads = cfg->threads;
 	dc.notify_buf_size = cfg->notification ? 4096 : 0;
 	dc.be = s->be;
+	dc.inline_kick = cfg->inline_kick;
 	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(s->ram), &s->dev);
 	if (ret)
 		goto fail;
@@ -98,6 +99,7 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	gc.request_queues = dc.num_request_queues;
 	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
 	gc.notification = cfg->notification;
+	gc.poll = gc.poll || cfg->inline_kick;
 	ret = vqf_gdrv_new(&gc, s->dev, s->ram, &s->drv);
 	if (ret)
 		goto fail;

@@ -30,6 +30,10 @@ struct vqf_sim_cfg {
 	unsigned int threads;		/* device workers (0: serve inline) */
 	size_t ram;			/* guest RAM bytes (0: 256 MiB) */
 	bool notification;		/* offer + negotiate NOTIFICATION */
+	/* The device runs in the kicking thread (QEMU without ioeventfd)
+	 * and the driver reaps in the calling thread: no hand-offs.
+	 */
+	bool inline_kick;
 	const char *tag;		/* (NULL: "vqfuse") */
 	struct vqf_gdrv_cfg drv;	/* queues/queue_size set from above */
 	struct vqf_gcli_cfg cli;

@@ -32,6 +32,8 @@ static int host_rm(const char *dir)
 	return system(cmd);
 }
 
+static bool inline_kick;
+
 static int setup_cfg(void **state, enum vqf_sim_fs fs, unsigned int queues,
 		     unsigned int threads)
 {
@@ -46,6 +48,7 @@ static int setup_cfg(void **state, enum vqf_sim_fs fs, unsigned int queues,
 	cfg.queues = queues;
 	cfg.threads = threads;
 	cfg.ram = 64 << 20;
+	cfg.inline_kick = inline_kick;
 	if (vqf_sim_new(&cfg, &f->s))
 		return -1;
 	*state = f;
@@ -62,6 +65,19 @@ static int setup_pt_mq(void **state)
 	return setup_cfg(state, VQF_SIM_FS_VQFUSE, 4, 4);
 }
 
+/* The device served in the kicking thread, reaped by the caller. */
+static int setup_inline(void **state)
+{
+	inline_kick = true;
+	return setup_cfg(state, VQF_SIM_FS_VQFUSE, 1, 0);
+}
+
+static int setup_inline_mq(void **state)
+{
+	inline_kick = true;
+	return setup_cfg(state, VQF_SIM_FS_VQFUSE, 2, 2);
+}
+
 #ifdef VQF_TEST_PTLL
 static int setup_ptll(void **state)
 {
@@ -72,10 +88,8 @@ static int setup_ptll(void **state)
 static int teardown(void **state)
 {
 	struct fix *f = *state;
-	struct vqf_sim_stats st;
-
-	vqf_sim_get_stats(f->s, &st);
 	vqf_sim_free(f->s);
+	inline_kick = false;
 	host_rm(f->dir);
 	free(f);
 	return 0;
@@ -168,6 +182,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forgets, setup_pt,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_basic, setup_pt_mq,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_basic, setup_inline,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_forgets, setup_inline,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_basic, setup_inline_mq,
 						teardown),
 #ifdef VQF_TEST_PTLL
 		cmocka_unit_test_setup_teardown(test_basic, setup_ptll,
