@@ -59,6 +59,9 @@ static void usage(FILE *f)
 "                      default 128)\n"
 "  --threads N         device worker threads (0..256, default 0: requests\n"
 "                      are served in each queue's thread)\n"
+"  --inline            the device runs in the kicking guest thread (QEMU\n"
+"                      without ioeventfd) and the guest reaps its own\n"
+"                      completions: no thread hand-off per request\n"
 "  --ram BYTES         guest RAM (16M..16G, default 256M)\n"
 "  --seed N            random offsets of rand* (default fixed)\n"
 "  --json              print the results as JSON instead of a table\n"
@@ -153,7 +156,7 @@ struct run_opts {
 	struct vqf_wl_cfg wl;
 	unsigned int queues, queue_size, threads;
 	unsigned long long ram;
-	bool json, quiet;
+	bool json, quiet, inline_kick;
 };
 
 struct opt_def {
@@ -227,6 +230,12 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			return bad_usage("run: unknown option '%s'", a);
 		} else {
 			snprintf(name, sizeof(name), "%s", a);
+		}
+		if (!strcmp(name, "--inline")) {
+			if (val)
+				return bad_usage("%s takes no value", name);
+			o->inline_kick = true;
+			continue;
 		}
 		if (!strcmp(name, "--json") || !strcmp(name, "--quiet")) {
 			if (val)
@@ -500,6 +509,7 @@ static int cmd_run(int argc, char **argv)
 	sc.queues = o.queues;
 	sc.queue_size = o.queue_size;
 	sc.threads = o.threads;
+	sc.inline_kick = o.inline_kick;
 	sc.ram = o.ram;
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {
