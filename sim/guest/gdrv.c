@@ -26,6 +26,9 @@
 #define GDRV_MAX_QUEUES		(2 + 64)
 #define GDRV_INT_REQ_BIT	1ULL	/* FUSE_INT_REQ_BIT */
 #define GDRV_FORGET_BUF		VQF_FORGET_DEFAULT_MAX_REQ
+#define GDRV_FORGET_MAX_REQ	(VQF_FORGET_BATCH_HDR_SIZE + \
+				 VQF_DEV_DEF_FORGET_MAX * \
+				 sizeof(struct fuse_forget_one))
 #define GDRV_NOTIFY_BUFS	16
 #define GDRV_IPOOL_PER_SLOT	16
 
@@ -249,9 +252,10 @@ static bool send_forgets_locked(struct vqf_gdrv *g, struct gq *q)
 		r->q = q;
 		r->unique = __atomic_add_fetch(&g->unique, 2,
 					       __ATOMIC_RELAXED);
+		/* No bigger than the device's parser takes (forget_max). */
 		len = vqf_forget_build(&g->fq, r->wire, GDRV_FORGET_BUF,
-				       VQF_FORGET_DEFAULT_MAX_REQ, r->unique,
-				       true, &nr);
+				       GDRV_FORGET_MAX_REQ, r->unique, true,
+				       &nr);
 		if (len < 0) {
 			greq_free(g, r);
 			break;
@@ -730,7 +734,13 @@ static void wake(void *ctx, struct vqf_gdrv_call *c)
 int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 		  int timeout_ms)
 {
-	struct waiter w = { .done = false };
+	/*
+	 * One waiter per thread, never destroyed: wake() may still be
+	 * inside the unlock when we return, so a waiter on our stack
+	 * would be torn down under it.
+	 */
+	static __thread struct waiter w;
+	static __thread bool w_ready;
 	struct timespec ts;
 	int ret;
 
@@ -741,8 +751,14 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	}
 	g->callers++;
 	pthread_mutex_unlock(&g->lock);
-	pthread_mutex_init(&w.lock, NULL);
-	pthread_cond_init(&w.cond, NULL);
+	if (!w_ready) {
+		pthread_mutex_init(&w.lock, NULL);
+		pthread_cond_init(&w.cond, NULL);
+		w_ready = true;
+	}
+	pthread_mutex_lock(&w.lock);
+	w.done = false;
+	pthread_mutex_unlock(&w.lock);
 	ret = vqf_gdrv_submit(g, c, wake, &w);
 	if (!ret) {
 		/* An inline device has usually answered by now: reap it here
@@ -789,8 +805,6 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 		pthread_mutex_unlock(&w.lock);
 		ret = c->result;
 	}
-	pthread_mutex_destroy(&w.lock);
-	pthread_cond_destroy(&w.cond);
 	pthread_mutex_lock(&g->lock);
 	if (!--g->callers)
 		pthread_cond_broadcast(&g->cond);
