@@ -544,9 +544,10 @@ static void dev_scatter(const struct vqf_dev_wseg *ws, u32 nws, u32 *i,
 	}
 }
 
-int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
-		  int error, const struct vqf_dev_piece *pc, u32 npc,
-		  struct vqf_dev_stats *stats)
+/* Header + pieces into @ws, after the caller checked @error. */
+static int dev_write(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
+		     int error, const struct vqf_dev_piece *pc, u32 npc,
+		     struct vqf_dev_stats *stats)
 {
 	struct fuse_out_header oh;
 	u64 room = 0, want = sizeof(oh);
@@ -556,17 +557,6 @@ int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
 		room += ws[i].len;
 	for (i = 0; i < npc; i++)
 		want += pc[i].len;
-
-	if (error > 0 || error < -4095) {
-		if (stats)
-			stats->reply_bad_error++;
-		return -ERANGE;
-	}
-	if (error && want > sizeof(oh)) {
-		if (stats)
-			stats->reply_err_payload++;
-		return -EINVAL;
-	}
 	if (room < sizeof(oh)) {
 		if (stats)
 			stats->reply_no_room++;
@@ -577,7 +567,6 @@ int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
 			stats->reply_overflow++;
 		return -EMSGSIZE;
 	}
-
 	oh.len = want;
 	oh.error = error;
 	oh.unique = unique;
@@ -587,6 +576,39 @@ int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
 	if (stats)
 		stats->replies++;
 	return want;
+}
+
+int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
+		  int error, const struct vqf_dev_piece *pc, u32 npc,
+		  struct vqf_dev_stats *stats)
+{
+	u32 i;
+
+	if (error > 0 || error < -4095) {
+		if (stats)
+			stats->reply_bad_error++;
+		return -ERANGE;
+	}
+	for (i = 0; error && i < npc; i++) {
+		if (pc[i].len) {
+			if (stats)
+				stats->reply_err_payload++;
+			return -EINVAL;
+		}
+	}
+	return dev_write(ws, nws, unique, error, pc, npc, stats);
+}
+
+int vqf_dev_notify(const struct vqf_dev_wseg *ws, u32 nws, int code,
+		   const struct vqf_dev_piece *pc, u32 npc,
+		   struct vqf_dev_stats *stats)
+{
+	if (code <= 0 || code >= FUSE_NOTIFY_CODE_MAX) {
+		if (stats)
+			stats->reply_bad_error++;
+		return -ERANGE;
+	}
+	return dev_write(ws, nws, 0, code, pc, npc, stats);
 }
 
 int vqf_dev_reply_req(const struct vqf_dev_req *req, int error,

@@ -388,6 +388,20 @@ int vqf_dev_reply(const struct vqf_dev_wseg *ws, u32 nws, u64 unique,
 		  struct vqf_dev_stats *stats);
 
 /**
+ * vqf_dev_notify() - write a notification into a notification-queue buffer.
+ * @ws, @nws: the buffer's device-writable segments.
+ * @code: FUSE_NOTIFY_* (the out header's error field; unique is 0).
+ * @pc, @npc: the notification's payload pieces (fuse_notify_*_out ...).
+ * @stats: counters, may be NULL.
+ *
+ * Return: bytes written, or -ERANGE for a code outside
+ * [1, FUSE_NOTIFY_CODE_MAX), -ENOBUFS / -EMSGSIZE as vqf_dev_reply().
+ */
+int vqf_dev_notify(const struct vqf_dev_wseg *ws, u32 nws, int code,
+		   const struct vqf_dev_piece *pc, u32 npc,
+		   struct vqf_dev_stats *stats);
+
+/**
  * vqf_dev_reply_req() - reply to a parsed request.
  * @req: the request.  If it was refused, the reply is req->error and
  *	@error/@pc are ignored; if it expects no reply (FORGET), nothing is

@@ -14,7 +14,6 @@
 #include "vqf_fsdev.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +55,8 @@ struct fsreq {
 };
 
 struct notif {
-	size_t len;
+	int code;		/* FUSE_NOTIFY_* */
+	u32 len;		/* payload bytes */
 	u8 buf[];
 };
 
@@ -293,55 +293,36 @@ static void finish(struct fsreq *r, u32 len)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* Copy @len bytes of @iov into the writable segments, from byte @skip. */
-static u32 put_iov(struct fsreq *r, const struct iovec *iov, int iovcnt,
-		   size_t skip, u32 room_off)
+/* Copies up to @len bytes of @iov, from byte @skip on, to @dst. */
+static size_t iov_gather(void *dst, size_t len, const struct iovec *iov,
+			 int iovcnt, size_t skip)
 {
-	u32 s = 0, soff = 0, done = 0;
+	size_t k = 0;
 	int i;
 
-	/* Find the segment where room_off starts. */
-	while (s < r->nws && room_off >= r->ws[s].len) {
-		room_off -= r->ws[s].len;
-		s++;
-	}
-	soff = room_off;
-	for (i = 0; i < iovcnt; i++) {
-		const u8 *p = iov[i].iov_base;
+	for (i = 0; i < iovcnt && k < len; i++) {
 		size_t n = iov[i].iov_len;
 
 		if (skip >= n) {
 			skip -= n;
 			continue;
 		}
-		p += skip;
 		n -= skip;
+		if (n > len - k)
+			n = len - k;
+		memcpy((u8 *)dst + k, (const u8 *)iov[i].iov_base + skip, n);
+		k += n;
 		skip = 0;
-		while (n && s < r->nws) {
-			u32 k = r->ws[s].len - soff;
-
-			if (k > n)
-				k = (u32)n;
-			memcpy((u8 *)r->ws[s].base + soff, p, k);
-			p += k;
-			n -= k;
-			done += k;
-			soff += k;
-			if (soff == r->ws[s].len) {
-				s++;
-				soff = 0;
-			}
-		}
 	}
-	return done;
+	return k;
 }
 
+/* INIT and DESTROY change what the parser accepts from now on. */
 static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 			const struct iovec *iov, int iovcnt, size_t len)
 {
 	u32 op = r->dreq.in.opcode;
 	struct fuse_init_out io;
-	struct iovec one[1];
 	u32 got;
 
 	if (op == FUSE_DESTROY) {
@@ -354,83 +335,69 @@ static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 	if (op != FUSE_INIT || len <= sizeof(struct fuse_out_header))
 		return;
 	memset(&io, 0, sizeof(io));
-	one[0].iov_base = &io;
-	one[0].iov_len = sizeof(io);
-	got = (u32)(len - sizeof(struct fuse_out_header));
-	if (got > sizeof(io))
-		got = sizeof(io);
-	/* Gather the payload into io: reuse the iov walker on a fake seg. */
-	{
-		size_t skip = sizeof(struct fuse_out_header), k = 0;
-		int i;
-
-		for (i = 0; i < iovcnt && k < got; i++) {
-			const u8 *p = iov[i].iov_base;
-			size_t n = iov[i].iov_len;
-
-			if (skip >= n) {
-				skip -= n;
-				continue;
-			}
-			p += skip;
-			n -= skip;
-			skip = 0;
-			if (n > got - k)
-				n = got - k;
-			memcpy((u8 *)&io + k, p, n);
-			k += n;
-		}
-	}
-	(void)one;
+	got = (u32)iov_gather(&io, sizeof(io), iov, iovcnt,
+			      sizeof(struct fuse_out_header));
 	pthread_rwlock_wrlock(&d->conn_lock);
 	vqf_dev_conn_init_done(&d->conn, &r->dreq, &io, got);
 	pthread_rwlock_unlock(&d->conn_lock);
 }
 
+#define REPLY_PIECES	8
+
+/*
+ * The backend's answer: its iovec becomes the payload pieces of lib/'s
+ * reply builder (the out header is rebuilt there, with the request's own
+ * unique).  A reply that does not fit, or that libfuse got wrong, turns
+ * into EIO; one without room even for a header returns the chain empty.
+ */
 static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 		    size_t len)
 {
 	struct fsreq *r = ctx;
 	struct vqf_fsdev *d = r->q->d;
+	struct vqf_dev_piece small[REPLY_PIECES], *pc = small;
 	struct fuse_out_header oh;
-	u64 room = r->c.wr_bytes;
-	u32 wlen;
+	size_t skip = sizeof(oh);
+	u32 npc = 0;
+	int i, ret;
 
 	if (iovcnt < 1 || iov[0].iov_len < sizeof(oh) || len < sizeof(oh))
 		return -EINVAL;
 	memcpy(&oh, iov[0].iov_base, sizeof(oh));
-	if (oh.error > 0 || oh.error < -4095 ||
-	    (oh.error && len != sizeof(oh))) {
-		/* libfuse never does this; refuse to pass it on. */
-		oh.error = -EIO;
-		len = sizeof(oh);
+	if (iovcnt > REPLY_PIECES)
+		pc = malloc(iovcnt * sizeof(*pc));
+	for (i = 0; pc && i < iovcnt; i++) {
+		size_t n = iov[i].iov_len;
+
+		if (skip >= n) {
+			skip -= n;
+			continue;
+		}
+		pc[npc].base = (const u8 *)iov[i].iov_base + skip;
+		pc[npc++].len = (u32)(n - skip);
+		skip = 0;
 	}
-	if (len > room) {
+	after_reply(d, r, iov, iovcnt, len);
+	ret = pc ? vqf_dev_reply(r->ws, r->nws, r->dreq.in.unique, oh.error,
+				 pc, npc, NULL) : -ENOMEM;
+	if (pc != small)
+		free(pc);
+	if (ret < 0 && ret != -ENOBUFS) {
 		STAT_ADD(d, reply_too_big, 1);
-		oh.error = -EIO;
-		len = sizeof(oh);
+		ret = vqf_dev_reply(r->ws, r->nws, r->dreq.in.unique, -EIO,
+				    NULL, 0, NULL);
 	}
-	if (room < sizeof(oh)) {
-		/* No room even for a header: give the chain back empty. */
+	if (ret < 0) {
 		STAT_ADD(d, refused_no_room, 1);
 		finish(r, 0);
 		return 0;
 	}
-	after_reply(d, r, iov, iovcnt, len);
-	oh.len = (u32)len;
-	{
-		struct iovec h = { .iov_base = &oh, .iov_len = sizeof(oh) };
-
-		wlen = put_iov(r, &h, 1, 0, 0);
-		if (len > sizeof(oh))
-			wlen += put_iov(r, iov, iovcnt, sizeof(oh), wlen);
-	}
 	pthread_mutex_lock(&d->slock);
 	d->st.replies++;
 	d->st.dev.replies++;
-	d->st.bytes_out += wlen;
+	d->st.bytes_out += (u32)ret;
 	pthread_mutex_unlock(&d->slock);
-	finish(r, wlen);
+	finish(r, (u32)ret);
 	return 0;
 }
 
@@ -585,23 +552,11 @@ static void notif_flush(struct fsq *q);
 /* Sleep until a kick or stop.  Return: false when asked to stop. */
 static bool q_sleep(struct fsq *q)
 {
-	struct vqf_fsdev *d = q->d;
-	struct pollfd p[2] = {
-		{ .fd = d->stop_fd, .events = POLLIN },
-		{ .fd = q->kick_fd, .events = POLLIN },
-	};
-	u64 v;
+	s64 n = vqf_eventfd_wait_stop(q->kick_fd, q->d->stop_fd);
 
-	while (poll(p, 2, -1) < 0)
-		if (errno != EINTR)
-			return false;
-	if (p[0].revents)
-		return false;
-	if (p[1].revents & POLLIN) {
-		if (read(q->kick_fd, &v, sizeof(v)) == sizeof(v))
-			STAT_ADD(d, kicks, 1);
-	}
-	return true;
+	if (n > 0)
+		STAT_ADD(q->d, kicks, 1);
+	return n >= 0;
 }
 
 /*
@@ -716,7 +671,7 @@ static void notif_flush(struct fsq *q)
 	pthread_mutex_lock(&d->nlock);
 	while (d->nbacklog) {
 		struct notif *n = d->backlog[0];
-		struct iovec iov = { .iov_base = n->buf, .iov_len = n->len };
+		struct vqf_dev_piece pc = { .base = n->buf, .len = n->len };
 		u32 w;
 
 		r = fsreq_new(q);
@@ -736,18 +691,21 @@ static void notif_flush(struct fsq *q)
 			r->ws[w].base = r->c.seg[r->c.nr_rd + w].hva;
 			r->ws[w].len = r->c.seg[r->c.nr_rd + w].len;
 		}
-		w = 0;
-		if (ret > 0 && r->c.wr_bytes >= n->len) {
-			w = put_iov(r, &iov, 1, 0, 0);
+		ret = ret > 0 ? vqf_dev_notify(r->ws, r->nws, n->code, &pc, 1,
+					       NULL) : -ENOBUFS;
+		if (ret > 0) {
 			STAT_ADD(d, notifies, 1);
 			memmove(d->backlog, d->backlog + 1,
 				--d->nbacklog * sizeof(d->backlog[0]));
 			free(n);
 		} else {
+			/* Too small a buffer: it goes back empty and the
+			 * notification waits for the next one.
+			 */
 			STAT_ADD(d, chain_errors, 1);
 		}
 		pthread_mutex_lock(&q->push_lock);
-		if (!vqf_vring_dev_push(q->vr, r->c.head, w))
+		if (!vqf_vring_dev_push(q->vr, r->c.head, ret > 0 ? ret : 0))
 			notify |= vqf_vring_dev_need_notify(q->vr);
 		pthread_mutex_unlock(&q->push_lock);
 		free(r);
@@ -761,27 +719,23 @@ int vqf_fsdev_notify(void *dev, const struct iovec *iov, int iovcnt,
 		     size_t len)
 {
 	struct vqf_fsdev *d = dev;
+	struct fuse_out_header oh;
 	struct notif *n;
-	size_t k = 0;
-	int i;
 
-	if (!has_notif(d) || len > d->cfg.notify_buf_size ||
+	if (!has_notif(d) || len < sizeof(oh) ||
+	    len > d->cfg.notify_buf_size || iovcnt < 1 ||
+	    iov[0].iov_len < sizeof(oh) ||
 	    !(vqf_fsdev_get_status(d) & VQF_S_DRIVER_OK)) {
 		STAT_ADD(d, notifies_dropped, 1);
 		return -ENOTCONN;
 	}
+	memcpy(&oh, iov[0].iov_base, sizeof(oh));
 	n = malloc(sizeof(*n) + len);
 	if (!n)
 		return -ENOMEM;
-	n->len = len;
-	for (i = 0; i < iovcnt && k < len; i++) {
-		size_t m = iov[i].iov_len;
-
-		if (m > len - k)
-			m = len - k;
-		memcpy(n->buf + k, iov[i].iov_base, m);
-		k += m;
-	}
+	n->code = oh.error;
+	n->len = (u32)iov_gather(n->buf, len - sizeof(oh), iov, iovcnt,
+				 sizeof(oh));
 	pthread_mutex_lock(&d->nlock);
 	if (d->nbacklog == FSDEV_NOTIFY_BACKLOG) {
 		pthread_mutex_unlock(&d->nlock);

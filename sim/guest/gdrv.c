@@ -15,7 +15,6 @@
 #include "vqf_vring_thread.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,8 +471,6 @@ static void complete_one(struct gq *q, struct greq *r, u32 len)
 	g->st.req.short_fixed_arg += rs.short_fixed_arg;
 	if (ret)
 		g->st.bad_replies++;
-	if (len > sizeof(struct fuse_out_header))
-		g->st.bytes_copied += len - sizeof(struct fuse_out_header);
 	pthread_mutex_unlock(&g->slock);
 	end_call(g, r, ret ? -EIO : r->c->req.out_h.error, false);
 }
@@ -549,22 +546,11 @@ static int drain_used(struct gq *q)
 static void *irq_main(void *arg)
 {
 	struct gq *q = arg;
-	struct vqf_gdrv *g = q->g;
-	struct pollfd p[2] = {
-		{ .fd = g->stop_fd, .events = POLLIN },
-		{ .fd = q->call_fd, .events = POLLIN },
-	};
-	u64 v;
+	s64 n;
 
-	for (;;) {
-		while (poll(p, 2, -1) < 0)
-			if (errno != EINTR)
-				return NULL;
-		if (p[0].revents)
-			break;
-		if ((p[1].revents & POLLIN) &&
-		    read(q->call_fd, &v, sizeof(v)) == sizeof(v))
-			STAT_ADD(g, irqs, 1);
+	while ((n = vqf_eventfd_wait_stop(q->call_fd, q->g->stop_fd)) >= 0) {
+		if (n > 0)
+			STAT_ADD(q->g, irqs, 1);
 		drain_used(q);
 	}
 	return NULL;
@@ -654,8 +640,11 @@ static int prepare(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	r->nrd = cnt.nr_readable;
 	r->nwr = cnt.nr_writable;
 	free(sg);
+	/* Data pages are the device's to read or write: only the argbuf
+	 * is a bounce copy.
+	 */
 	pthread_mutex_lock(&g->slock);
-	g->st.bytes_copied += req->in_h.len - (u32)sizeof(req->in_h);
+	g->st.bytes_copied += asz;
 	pthread_mutex_unlock(&g->slock);
 	*out = r;
 	return 0;

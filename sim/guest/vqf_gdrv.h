@@ -92,7 +92,8 @@ struct vqf_gdrv_stats {
 	u64 notifications;	/* notifications received */
 	u64 bad_replies;	/* replies refused by vqf_req_complete() */
 	u64 ring_errors;	/* used-ring errors (queue broken) */
-	u64 bytes_copied;	/* argbuf and header bytes copied */
+	u64 bytes_copied;	/* argbuf bytes (the bounce buffer of in and
+				 * out args; data pages are not copied) */
 	u64 by_opcode[VQF_GDRV_OPCODES];	/* requests per opcode */
 	struct vqf_req_stats req;	/* vqf_req_complete() outcomes */
 };

@@ -65,4 +65,15 @@ int vqf_eventfd_signal(int fd);
  */
 s64 vqf_eventfd_wait(int fd, int timeout_ms);
 
+/**
+ * vqf_eventfd_wait_stop() - sleep until @fd or @stop_fd is signalled.
+ * @fd:      an eventfd (kick or interrupt), or -1 to wait for @stop_fd only
+ * @stop_fd: an eventfd that asks the sleeper to stop; left signalled, so
+ *           every sleeper on it sees it
+ *
+ * Consumes @fd's count.  Return: the count read from @fd (> 0), 0 when
+ * woken without one, or -1 when @stop_fd is signalled (or poll failed).
+ */
+s64 vqf_eventfd_wait_stop(int fd, int stop_fd);
+
 #endif /* VQF_VRING_THREAD_H */

@@ -43,23 +43,29 @@ s64 vqf_eventfd_wait(int fd, int timeout_ms)
 	return (s64)v;
 }
 
-/* Sleep until a kick or stop.  Return: false when asked to stop. */
-static bool thread_sleep(struct vqf_vring_thread *t, bool broken)
+s64 vqf_eventfd_wait_stop(int fd, int stop_fd)
 {
 	struct pollfd p[2] = {
-		{ .fd = t->stop_fd, .events = POLLIN },
-		{ .fd = t->cfg.kick_fd, .events = broken ? 0 : POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },
+		{ .fd = fd, .events = POLLIN },
 	};
 	u64 v;
 
 	while (poll(p, 2, -1) < 0)
 		if (errno != EINTR)
-			return false;
+			return -1;
 	if (p[0].revents)
-		return false;
-	if (p[1].revents & POLLIN)
-		(void)!read(t->cfg.kick_fd, &v, sizeof(v));
-	return true;
+		return -1;
+	if ((p[1].revents & POLLIN) && read(fd, &v, sizeof(v)) == sizeof(v))
+		return (s64)v;
+	return 0;
+}
+
+/* Sleep until a kick or stop.  Return: false when asked to stop. */
+static bool thread_sleep(struct vqf_vring_thread *t, bool broken)
+{
+	return vqf_eventfd_wait_stop(broken ? -1 : t->cfg.kick_fd,
+				     t->stop_fd) >= 0;
 }
 
 static void *thread_main(void *arg)

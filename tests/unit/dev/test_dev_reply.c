@@ -210,6 +210,43 @@ static void randomized(void **state)
 	}
 }
 
+/* A notification: unique 0, the code in the error field, its payload. */
+static void notifications(void **state)
+{
+	struct vqf_dev_wseg ws[2] = { { dst, 10 }, { dst + 10, 40 } };
+	struct vqf_dev_wseg tiny = { dst, HDR - 1 };
+	struct vqf_dev_piece pc = { src, 24 };
+	struct vqf_dev_stats st = { 0 };
+	struct fuse_out_header oh;
+
+	(void)state;
+	memset(dst, CANARY, sizeof(dst));
+	assert_int_equal(vqf_dev_notify(ws, 2, FUSE_NOTIFY_INVAL_INODE, &pc,
+					1, &st), HDR + 24);
+	memcpy(&oh, dst, sizeof(oh));
+	assert_int_equal(oh.len, HDR + 24);
+	assert_int_equal(oh.error, FUSE_NOTIFY_INVAL_INODE);
+	assert_int_equal(oh.unique, 0);
+	assert_memory_equal(dst + HDR, src, 24);
+	assert_int_equal(dst[HDR + 24], CANARY);
+	assert_int_equal(st.replies, 1);
+
+	/* Codes outside the protocol's, no room, too much payload. */
+	assert_int_equal(vqf_dev_notify(ws, 2, 0, NULL, 0, &st), -ERANGE);
+	assert_int_equal(vqf_dev_notify(ws, 2, -EIO, NULL, 0, &st), -ERANGE);
+	assert_int_equal(vqf_dev_notify(ws, 2, FUSE_NOTIFY_CODE_MAX, NULL, 0,
+					&st), -ERANGE);
+	assert_int_equal(st.reply_bad_error, 3);
+	assert_int_equal(vqf_dev_notify(&tiny, 1, FUSE_NOTIFY_POLL, NULL, 0,
+					&st), -ENOBUFS);
+	pc.len = 40;
+	assert_int_equal(vqf_dev_notify(ws, 2, FUSE_NOTIFY_POLL, &pc, 1, &st),
+			 -EMSGSIZE);
+	assert_int_equal(st.reply_no_room, 1);
+	assert_int_equal(st.reply_overflow, 1);
+	assert_int_equal(st.replies, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +255,7 @@ int main(void)
 		cmocka_unit_test(no_segments),
 		cmocka_unit_test(error_reply),
 		cmocka_unit_test(bad_errors),
+		cmocka_unit_test(notifications),
 		cmocka_unit_test(randomized),
 	};
 
