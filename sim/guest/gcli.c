@@ -245,7 +245,7 @@ struct walk {
 /* Split @path into components; "." dropped, ".." pops (never above /). */
 static int split(struct walk *w, const char *path)
 {
-	char *s, *save = NULL, *t;
+	char *s, *save = NULL;
 
 	if (!path)
 		return -EFAULT;
@@ -268,7 +268,6 @@ static int split(struct walk *w, const char *path)
 			return -ENAMETOOLONG;
 		w->comp[w->n++] = s;
 	}
-	(void)t;
 	return 0;
 }
 
@@ -318,7 +317,6 @@ restart:
 			*attr = e.attr;
 		if (S_ISLNK(e.attr.mode) && (!is_last || follow)) {
 			ssize_t n;
-			size_t rest = 0;
 			unsigned int k;
 
 			if (++links > GCLI_MAX_LINKS) {
@@ -361,7 +359,6 @@ restart:
 				off += snprintf(np + off, PATH_MAX * 2 - off,
 						"%s", link);
 				for (k = i + 1; k < w->n; k++) {
-					rest += strlen(w->comp[k]) + 1;
 					off += snprintf(np + off,
 							PATH_MAX * 2 - off,
 							"/%s", w->comp[k]);
@@ -373,7 +370,6 @@ restart:
 				}
 				ret = split(w, np);
 				free(np);
-				(void)rest;
 				if (ret)
 					goto out;
 			}
