@@ -192,159 +192,136 @@ static void op_done(struct wl_job *j)
 
 /* smallfile phases: one operation is one file. */
 
-static int sf_create(struct wl_job *j)
+typedef int (*sf_one_fn)(struct wl_job *j, unsigned int i, const char *p);
+
+/*
+ * One smallfile phase: @one on each of the job's files (named with @tag),
+ * one operation each; stops as soon as any job has failed.
+ */
+static int sf_each(struct wl_job *j, char tag, sf_one_fn one)
 {
 	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
 	char p[128];
 
 	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		int fd, ret;
+		int ret;
 
 		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
 			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'f', i);
-		fd = fs->open(fs->ctx, p, O_WRONLY | O_CREAT | O_EXCL, 0644);
-		if (fd < 0)
-			return wl_fail(r, "open", p, fd);
-		ret = put_data(r, fd, file_no(j, i), 0, r->cfg.size,
-			       r->cfg.bs, false, p);
-		if (ret) {
-			fs->close(fs->ctx, fd);
+		job_path(r, j, p, sizeof(p), tag, i);
+		ret = one(j, i, p);
+		if (ret)
 			return ret;
-		}
-		ret = fs->close(fs->ctx, fd);
-		if (ret < 0)
-			return wl_fail(r, "close", p, ret);
-		j->bytes += r->cfg.size;
 		op_done(j);
 	}
 	return 0;
+}
+
+/* open, write or read one file's worth of data at @off, close. */
+static int sf_file_io(struct wl_job *j, unsigned int i, const char *p,
+		      int flags, bool wr, uint64_t off)
+{
+	struct wl_run *r = j->r;
+	const struct vqf_wl_fs *fs = r->fs;
+	int fd, ret;
+
+	fd = fs->open(fs->ctx, p, flags, 0644);
+	if (fd < 0)
+		return wl_fail(r, "open", p, fd);
+	ret = wr ? put_data(r, fd, file_no(j, i), off, r->cfg.size,
+			    r->cfg.bs, flags & O_APPEND, p) :
+		   get_data(r, fd, file_no(j, i), j->buf, off, r->cfg.size,
+			    p);
+	if (ret) {
+		fs->close(fs->ctx, fd);
+		return ret;
+	}
+	ret = fs->close(fs->ctx, fd);
+	if (ret < 0)
+		return wl_fail(r, "close", p, ret);
+	j->bytes += r->cfg.size;
+	return 0;
+}
+
+static int sf_create_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	return sf_file_io(j, i, p, O_WRONLY | O_CREAT | O_EXCL, true, 0);
+}
+
+static int sf_read_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	return sf_file_io(j, i, p, O_RDONLY, false, 0);
+}
+
+static int sf_append_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	return sf_file_io(j, i, p, O_WRONLY | O_APPEND, true, j->r->cfg.size);
+}
+
+static int sf_stat_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	struct wl_run *r = j->r;
+	struct stat st;
+	int ret;
+
+	(void)i;
+	ret = r->fs->stat(r->fs->ctx, p, &st);
+	if (ret < 0)
+		return wl_fail(r, "stat", p, ret);
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != r->cfg.size)
+		return wl_fail(r, "stat (wrong type or size)", p, -EIO);
+	return 0;
+}
+
+static int sf_rename_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	struct wl_run *r = j->r;
+	char q[128];
+	int ret;
+
+	job_path(r, j, q, sizeof(q), 'r', i);
+	ret = r->fs->rename(r->fs->ctx, p, q);
+	return ret < 0 ? wl_fail(r, "rename", p, ret) : 0;
+}
+
+static int sf_delete_one(struct wl_job *j, unsigned int i, const char *p)
+{
+	struct wl_run *r = j->r;
+	int ret;
+
+	(void)i;
+	ret = r->fs->unlink(r->fs->ctx, p);
+	return ret < 0 ? wl_fail(r, "unlink", p, ret) : 0;
+}
+
+static int sf_create(struct wl_job *j)
+{
+	return sf_each(j, 'f', sf_create_one);
 }
 
 static int sf_stat(struct wl_job *j)
 {
-	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
-	char p[128];
-
-	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		struct stat st;
-		int ret;
-
-		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'f', i);
-		ret = fs->stat(fs->ctx, p, &st);
-		if (ret < 0)
-			return wl_fail(r, "stat", p, ret);
-		if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != r->cfg.size)
-			return wl_fail(r, "stat (wrong type or size)", p,
-				       -EIO);
-		op_done(j);
-	}
-	return 0;
+	return sf_each(j, 'f', sf_stat_one);
 }
 
 static int sf_read(struct wl_job *j)
 {
-	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
-	char p[128];
-
-	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		int fd, ret;
-
-		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'f', i);
-		fd = fs->open(fs->ctx, p, O_RDONLY, 0);
-		if (fd < 0)
-			return wl_fail(r, "open", p, fd);
-		ret = get_data(r, fd, file_no(j, i), j->buf, 0, r->cfg.size,
-			       p);
-		if (ret) {
-			fs->close(fs->ctx, fd);
-			return ret;
-		}
-		ret = fs->close(fs->ctx, fd);
-		if (ret < 0)
-			return wl_fail(r, "close", p, ret);
-		j->bytes += r->cfg.size;
-		op_done(j);
-	}
-	return 0;
+	return sf_each(j, 'f', sf_read_one);
 }
 
 static int sf_append(struct wl_job *j)
 {
-	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
-	char p[128];
-
-	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		int fd, ret;
-
-		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'f', i);
-		fd = fs->open(fs->ctx, p, O_WRONLY | O_APPEND, 0);
-		if (fd < 0)
-			return wl_fail(r, "open", p, fd);
-		ret = put_data(r, fd, file_no(j, i), r->cfg.size,
-			       r->cfg.size, r->cfg.bs, true, p);
-		if (ret) {
-			fs->close(fs->ctx, fd);
-			return ret;
-		}
-		ret = fs->close(fs->ctx, fd);
-		if (ret < 0)
-			return wl_fail(r, "close", p, ret);
-		j->bytes += r->cfg.size;
-		op_done(j);
-	}
-	return 0;
+	return sf_each(j, 'f', sf_append_one);
 }
 
 static int sf_rename(struct wl_job *j)
 {
-	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
-	char p[128], q[128];
-
-	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		int ret;
-
-		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'f', i);
-		job_path(r, j, q, sizeof(q), 'r', i);
-		ret = fs->rename(fs->ctx, p, q);
-		if (ret < 0)
-			return wl_fail(r, "rename", p, ret);
-		op_done(j);
-	}
-	return 0;
+	return sf_each(j, 'f', sf_rename_one);
 }
 
 static int sf_delete(struct wl_job *j)
 {
-	struct wl_run *r = j->r;
-	const struct vqf_wl_fs *fs = r->fs;
-	char p[128];
-
-	for (unsigned int i = 0; i < r->cfg.files; i++) {
-		int ret;
-
-		if (atomic_load_explicit(&r->failed, memory_order_relaxed))
-			return -ECANCELED;
-		job_path(r, j, p, sizeof(p), 'r', i);
-		ret = fs->unlink(fs->ctx, p);
-		if (ret < 0)
-			return wl_fail(r, "unlink", p, ret);
-		op_done(j);
-	}
-	return 0;
+	return sf_each(j, 'r', sf_delete_one);
 }
 
 /* fio-like jobs: one file per job, one operation is one I/O of bs. */
