@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * bench_smallfile.c - the RFC's smallfile table, same workload and same
- * run, on four stacks:
+ * run, on six stacks:
  *
  *   (a) native     plain syscalls on a host directory;
  *   (b) kernel     libfuse3's example passthrough_ll mounted through the
  *                  host kernel's /dev/fuse, plain syscalls on the mount;
  *   (c) sim+ptll   the simulated guest (vqf_sim) over passthrough_ll;
  *   (d) sim+vqfuse the simulated guest over vqfuse's own passthrough.
+ *   (e), (f)       (c) and (d) with inline kicks: the device runs in the
+ *                  kicking thread, the caller reaps its own reply.
  *
  * passthrough_ll is mounted with cache=never (entry and attribute timeouts
  * 0, direct_io) because the simulated guest is cache=none: both send every
  * operation to the server.  Rounds alternate the stacks; the median of the
- * rounds is reported per phase, with ratios c/b, d/b and d/a.
+ * rounds is reported per phase, with ratios c/b, d/b, d/a and the same
+ * for the inline-kick stacks (e), (f).
  */
 #define _GNU_SOURCE
 #include "vqf_wl_sim.h"
@@ -35,10 +38,15 @@
 #define VQF_PTLL_EXE ""
 #endif
 
-enum { ST_NATIVE, ST_KERNEL, ST_SIM_PTLL, ST_SIM_VQF, ST_NR };
+enum {
+	ST_NATIVE, ST_KERNEL, ST_SIM_PTLL, ST_SIM_VQF,
+	ST_INL_PTLL, ST_INL_VQF,	/* the same two with inline kicks */
+	ST_NR
+};
 
 static const char *const st_name[ST_NR] = {
 	"(a) native", "(b) kernel+ptll", "(c) sim+ptll", "(d) sim+vqfuse",
+	"(e) inline+ptll", "(f) inline+vqfuse",
 };
 
 #define MAX_RUNS	15
@@ -77,7 +85,8 @@ static void usage(FILE *f)
 "delete-renamed) on (a) a native directory, (b) libfuse3's passthrough_ll\n"
 "mounted through /dev/fuse with cache=never, (c) the simulated guest over\n"
 "passthrough_ll and (d) the simulated guest over vqfuse's passthrough, and\n"
-"prints the median ops/s of the rounds and the ratios c/b, d/b and d/a.\n"
+"prints the median ops/s of the rounds and the ratios c/b, d/b, d/a,\n"
+"e/b, f/b and f/a ((e), (f): (c), (d) with inline kicks).\n"
 "\n"
 "  --files N      files per job (default 1000)\n"
 "  --size BYTES   file size (default 4096)\n"
@@ -352,10 +361,11 @@ static int run_one(struct bench *b, int st, unsigned int round)
 	} else {
 		struct vqf_sim_cfg sc = {
 			.shared = b->dir[st],
-			.fs = st == ST_SIM_PTLL ? VQF_SIM_FS_PTLL :
-						  VQF_SIM_FS_VQFUSE,
+			.fs = st == ST_SIM_PTLL || st == ST_INL_PTLL ?
+			      VQF_SIM_FS_PTLL : VQF_SIM_FS_VQFUSE,
 			.queues = b->queues,
 			.threads = b->threads,
+			.inline_kick = st >= ST_INL_PTLL,
 		};
 
 		ret = vqf_sim_new(&sc, &sim);
@@ -419,14 +429,23 @@ static void ratio(char *out, size_t size, const struct bench *b, int x,
 
 static void report(const struct bench *b)
 {
-	char c[3][16];
+	static const int pair[][2] = {
+		{ ST_SIM_PTLL, ST_KERNEL }, { ST_SIM_VQF, ST_KERNEL },
+		{ ST_SIM_VQF, ST_NATIVE }, { ST_INL_PTLL, ST_KERNEL },
+		{ ST_INL_VQF, ST_KERNEL }, { ST_INL_VQF, ST_NATIVE },
+	};
+	const unsigned int npair = sizeof(pair) / sizeof(pair[0]);
+	char c[16];
 
 	printf("\nops/s, median of %u round(s); one operation is one file\n",
 	       b->runs);
 	printf("%-15s", "phase");
 	for (int s = 0; s < ST_NR; s++)
 		printf(" %15s", st_name[s]);
-	printf(" %6s %6s %6s\n", "c/b", "d/b", "d/a");
+	for (unsigned int k = 0; k < npair; k++)
+		printf(" %c/%c   ", st_name[pair[k][0]][1],
+		       st_name[pair[k][1]][1]);
+	printf("\n");
 	for (unsigned int i = 0; i < b->nphases; i++) {
 		printf("%-15s", b->phase[i]);
 		for (int s = 0; s < ST_NR; s++) {
@@ -436,10 +455,11 @@ static void report(const struct bench *b)
 				printf(" %15.0f", median(b->ops[s][i],
 							 b->runs));
 		}
-		ratio(c[0], sizeof(c[0]), b, ST_SIM_PTLL, ST_KERNEL, i);
-		ratio(c[1], sizeof(c[1]), b, ST_SIM_VQF, ST_KERNEL, i);
-		ratio(c[2], sizeof(c[2]), b, ST_SIM_VQF, ST_NATIVE, i);
-		printf(" %6s %6s %6s\n", c[0], c[1], c[2]);
+		for (unsigned int k = 0; k < npair; k++) {
+			ratio(c, sizeof(c), b, pair[k][0], pair[k][1], i);
+			printf(" %6s", c);
+		}
+		printf("\n");
 	}
 	printf("\nFUSE requests per operation in the simulated guest "
 	       "(cache=none):\n%-15s %15s %15s\n", "phase", st_name[2],
@@ -457,6 +477,7 @@ int main(int argc, char **argv)
 	static struct bench b;
 	static const char *const sub[ST_NR] = {
 		"native", "ptll-source", "sim-ptll", "sim-vqfuse",
+		"inline-ptll", "inline-vqfuse",
 	};
 	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -501,7 +522,9 @@ int main(int argc, char **argv)
 	printf("(b) passthrough_ll -f -o source=DIR,cache=never (timeout 0, "
 	       "direct_io; multithreaded loop) on /dev/fuse;\n"
 	       "(c),(d) simulated guest cache=none, %u queue(s) x 128, "
-	       "device threads %u\n", b.queues, b.threads);
+	       "device threads %u;\n"
+	       "(e),(f) the same with inline kicks (device in the kicking "
+	       "thread, caller reaps)\n", b.queues, b.threads);
 	fflush(stdout);
 	b.skip[ST_KERNEL] = mount_ptll(&b) != 0;
 	if (b.skip[ST_KERNEL])
