@@ -458,17 +458,15 @@ static void complete_one(struct gq *q, struct greq *r, u32 len)
 	ret = vqf_req_complete(&r->c->req, r->argbuf, len, &page_ops, NULL,
 			       &rs);
 	pthread_mutex_lock(&g->slock);
-	g->st.req.ok += rs.ok;
-	g->st.req.ok_error += rs.ok_error;
-	g->st.req.ok_noreply += rs.ok_noreply;
-	g->st.req.short_header += rs.short_header;
-	g->st.req.len_overflow += rs.len_overflow;
-	g->st.req.page_overflow += rs.page_overflow;
-	g->st.req.len_mismatch += rs.len_mismatch;
-	g->st.req.unique_mismatch += rs.unique_mismatch;
-	g->st.req.bad_error += rs.bad_error;
-	g->st.req.error_payload += rs.error_payload;
-	g->st.req.short_fixed_arg += rs.short_fixed_arg;
+	/* vqf_req_stats is all u64 counters: add them as an array. */
+	{
+		u64 *dst = (u64 *)&g->st.req;
+		const u64 *src = (const u64 *)&rs;
+		size_t i;
+
+		for (i = 0; i < sizeof(rs) / sizeof(u64); i++)
+			dst[i] += src[i];
+	}
 	if (ret)
 		g->st.bad_replies++;
 	pthread_mutex_unlock(&g->slock);
