@@ -30,11 +30,25 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
+/* The RFC cover letter's cache modes, as fs/fuse implements them. */
+enum vqf_gcli_cache {
+	VQF_GCLI_CACHE_NONE,	/* nothing cached, every change pushed */
+	VQF_GCLI_CACHE_AUTO,	/* metadata expires after timeout_ns */
+	VQF_GCLI_CACHE_ALWAYS,	/* cached until invalidated */
+};
+
 struct vqf_gcli_cfg {
 	u32 uid, gid, pid;	/* credentials in every request (0: ours) */
 	unsigned int max_files;	/* open file table size (0: 1024) */
 	/* Inodes remembered while unused before FORGET (0: 4096). */
 	unsigned int icache_max;
+	enum vqf_gcli_cache cache;
+	/* Writes may stay in the guest's page cache until close or fsync. */
+	bool writeback;
+	u64 timeout_ns;		/* cache=auto entry/attr timeout (0: 1 s) */
+	/* Monotonic clock in ns, for tests that step time (NULL: real). */
+	u64 (*clock)(void *arg);
+	void *clock_arg;
 };
 
 struct vqf_gcli_stats {
