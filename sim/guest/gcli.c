@@ -41,6 +41,7 @@ struct gfile {
 	int flags;
 	off_t pos;
 	u64 owner;		/* OFD / flock lock owner */
+	bool ofd_locked;	/* an OFD lock was ever asked for */
 	pthread_mutex_t lock;	/* pos */
 };
 
@@ -483,23 +484,49 @@ static int falloc(struct vqf_gcli *c, u64 nodeid, u64 fh, int flags, bool dir)
 	return -EMFILE;
 }
 
-static void release(struct vqf_gcli *c, u64 nodeid, u64 fh, int flags,
-		    bool dir, u64 owner)
+static int lk_call(struct vqf_gcli *c, const struct gfile *f, u32 opcode,
+		   u64 owner, u32 lk_flags, struct fuse_file_lock *lk,
+		   struct fuse_lk_out *lo)
 {
 	struct vqf_gdrv_call cl;
-	struct fuse_release_in ri = { .fh = fh, .flags = (u32)flags };
+	struct fuse_lk_in li = { .fh = f->fh, .owner = owner, .lk = *lk,
+				 .lk_flags = lk_flags };
 
-	if (!dir) {
-		struct fuse_flush_in fi = { .fh = fh,
-					    .lock_owner = owner };
+	call_init(&cl, opcode, f->nodeid);
+	vqf_req_add_in(&cl.req, &li, sizeof(li));
+	if (lo)
+		vqf_req_add_out(&cl.req, lo, sizeof(*lo));
+	return send(c, &cl);
+}
 
-		call_init(&cl, FUSE_FLUSH, nodeid);
+/*
+ * Linux's close path: an OFD lock goes with the last reference to its open
+ * file (locks_remove_file sends an unlock for the file's owner), POSIX locks
+ * of the process go with any close of the file (fuse_flush's lock_owner is
+ * the process's), flock locks go with RELEASE's FLOCK_UNLOCK.
+ */
+static void release(struct vqf_gcli *c, const struct gfile *f)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_release_in ri = { .fh = f->fh, .flags = (u32)f->flags };
+
+	if (!f->dir) {
+		struct fuse_flush_in fi = { .fh = f->fh,
+					    .lock_owner = c->posix_owner };
+
+		if (f->ofd_locked) {
+			struct fuse_file_lock lk = { .end = GCLI_OFFSET_MAX,
+						     .type = F_UNLCK };
+
+			lk_call(c, f, FUSE_SETLK, f->owner, 0, &lk, NULL);
+		}
+		call_init(&cl, FUSE_FLUSH, f->nodeid);
 		vqf_req_add_in(&cl.req, &fi, sizeof(fi));
 		send(c, &cl);
 		ri.release_flags = FUSE_RELEASE_FLOCK_UNLOCK;
-		ri.lock_owner = owner;
+		ri.lock_owner = f->owner;
 	}
-	call_init(&cl, dir ? FUSE_RELEASEDIR : FUSE_RELEASE, nodeid);
+	call_init(&cl, f->dir ? FUSE_RELEASEDIR : FUSE_RELEASE, f->nodeid);
 	vqf_req_add_in(&cl.req, &ri, sizeof(ri));
 	send(c, &cl);
 }
@@ -568,7 +595,11 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 				return ret;
 			fd = falloc(c, e.nodeid, oo.fh, flags, false);
 			if (fd < 0) {
-				release(c, e.nodeid, oo.fh, flags, false, 0);
+				struct gfile tmp = { .nodeid = e.nodeid,
+						     .fh = oo.fh,
+						     .flags = flags };
+
+				release(c, &tmp);
 				iput(c, e.nodeid);
 			}
 			return fd;
@@ -611,7 +642,10 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 		goto fail;
 	fd = falloc(c, nodeid, fh, flags, dir);
 	if (fd < 0) {
-		release(c, nodeid, fh, flags, dir, 0);
+		struct gfile tmp = { .nodeid = nodeid, .fh = fh,
+				     .flags = flags, .dir = dir };
+
+		release(c, &tmp);
 		ret = fd;
 		goto fail;
 	}
@@ -632,7 +666,7 @@ int vqf_gcli_close(struct vqf_gcli *c, int fd)
 	copy = *f;
 	f->used = false;
 	pthread_mutex_unlock(&c->lock);
-	release(c, copy.nodeid, copy.fh, copy.flags, copy.dir, copy.owner);
+	release(c, &copy);
 	iput(c, copy.nodeid);
 	return 0;
 }
@@ -986,21 +1020,6 @@ ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
 	return wo.size > len ? -EIO : (ssize_t)wo.size;
 }
 
-static int lk_call(struct vqf_gcli *c, struct gfile *f, u32 opcode,
-		   u64 owner, u32 lk_flags, struct fuse_file_lock *lk,
-		   struct fuse_lk_out *lo)
-{
-	struct vqf_gdrv_call cl;
-	struct fuse_lk_in li = { .fh = f->fh, .owner = owner, .lk = *lk,
-				 .lk_flags = lk_flags };
-
-	call_init(&cl, opcode, f->nodeid);
-	vqf_req_add_in(&cl.req, &li, sizeof(li));
-	if (lo)
-		vqf_req_add_out(&cl.req, lo, sizeof(*lo));
-	return send(c, &cl);
-}
-
 int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
 {
 	struct gfile *f = fget(c, fd);
@@ -1031,6 +1050,8 @@ int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
 	if (start < 0 || fl->l_len < 0)
 		return -EINVAL;
 	owner = ofd ? f->owner : c->posix_owner;
+	if (ofd && cmd != F_OFD_GETLK)
+		f->ofd_locked = true;
 	lk.start = (u64)start;
 	lk.end = fl->l_len ? (u64)start + (u64)fl->l_len - 1 : GCLI_OFFSET_MAX;
 	lk.type = (u32)fl->l_type;

@@ -831,12 +831,14 @@ static void release_common(fuse_req_t req, fuse_ino_t ino,
 	struct pt_file *f;
 	int err;
 
-	if (fi->flock_release) {
-		f = pt_file_get(pt, fi->fh, ino, &err);
-		if (f) {
+	f = pt_file_get(pt, fi->fh, ino, &err);
+	if (f) {
+		if (fi->flock_release)
 			flock(f->dir ? dirfd(f->dir) : f->fd, LOCK_UN);
-			pt_file_put(pt, f);
-		}
+		/* The open file's own (OFD) lock owner ends with it. */
+		if (!f->dir)
+			drop_plock(f->inode, fi->lock_owner);
+		pt_file_put(pt, f);
 	}
 	fuse_reply_err(req, -pt_file_release(pt, fi->fh, ino));
 }
