@@ -195,6 +195,19 @@ static struct inflight *inflight_take(struct vqf_backend *be, uint64_t unique)
 	return e;
 }
 
+static bool inflight_has(struct vqf_backend *be, uint64_t unique)
+{
+	struct shard *s = shard_of(be, unique);
+	struct inflight *p;
+
+	pthread_mutex_lock(&s->lock);
+	for (p = *bucket_of(s, unique); p; p = p->next)
+		if (p->unique == unique)
+			break;
+	pthread_mutex_unlock(&s->lock);
+	return p;
+}
+
 /* INIT is answered synchronously under the gate's write lock. */
 static void record_init(struct vqf_backend *be, const struct iovec *iov,
 			int count)
@@ -495,6 +508,26 @@ int vqf_backend_process(struct vqf_backend *be, const void *req, size_t len,
 			STAT_INC(be, reinit);
 	} else if (!be->got_init) {
 		STAT_INC(be, before_init);
+	}
+
+	/*
+	 * libfuse keeps an INTERRUPT for a request it does not know, to
+	 * answer it EAGAIN later, as /dev/fuse's resend protocol wants.
+	 * Over a virtqueue there is nothing to answer and nobody resends:
+	 * an INTERRUPT for a request that already got its reply (or never
+	 * reached us) would sit in the session until it is destroyed.
+	 * A request still on its queue is not interrupted; that is allowed,
+	 * an INTERRUPT is only a hint.
+	 */
+	if (in.opcode == FUSE_INTERRUPT) {
+		struct fuse_interrupt_in ii;
+
+		memcpy(&ii, (const char *)req + sizeof(in), sizeof(ii));
+		if (!inflight_has(be, ii.unique)) {
+			STAT_INC(be, interrupt_stale);
+			ret = VQF_BE_NO_REPLY;
+			goto out_unlock;
+		}
 	}
 
 	if (replies) {

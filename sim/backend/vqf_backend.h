@@ -71,6 +71,8 @@ struct vqf_backend_stats {
 	uint64_t replies;	/* delivered to a reply_fn */
 	uint64_t async_replies;	/* ...of which after process() returned */
 	uint64_t no_reply;	/* FORGET, BATCH_FORGET, INTERRUPT */
+	/* INTERRUPT for a unique not in flight: dropped, not handed on. */
+	uint64_t interrupt_stale;
 	uint64_t notifies;	/* unique-0 messages from the filesystem */
 	uint64_t notify_dropped; /* ...with no notify callback configured */
 	uint64_t reply_failed;	/* reply_fn returned an error */
