@@ -29,6 +29,13 @@
 				 VQF_DEV_DEF_FORGET_MAX * \
 				 sizeof(struct fuse_forget_one))
 #define GDRV_NOTIFY_BUFS	16
+/*
+ * A chain may not be longer than its queue (virtio 1.2, 2.7.5.3.1), even
+ * when it goes indirect.  The longest chain the client builds is an in
+ * header, the in arguments, an in page run, the out header, the out
+ * arguments and an out page run: 6, and queue sizes are powers of two.
+ */
+#define GDRV_MIN_QUEUE_SIZE	8
 #define GDRV_IPOOL_PER_SLOT	16
 
 enum greq_kind { GREQ_CALL, GREQ_FORGET, GREQ_INTERRUPT, GREQ_NOTIFY };
@@ -996,6 +1003,8 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 
 	if (!dev || !ram || !out)
 		return -EINVAL;
+	if (cfg && cfg->queue_size && cfg->queue_size < GDRV_MIN_QUEUE_SIZE)
+		return -EINVAL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -1063,7 +1072,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		num = g->cfg.queue_size ? g->cfg.queue_size : 1024;
 		if (num > qmax)
 			num = qmax;
-		if (!num) {
+		if (num < GDRV_MIN_QUEUE_SIZE) {
 			ret = -ENODEV;
 			goto fail_status;
 		}

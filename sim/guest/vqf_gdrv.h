@@ -52,7 +52,10 @@ enum vqf_gdrv_ev {
 
 struct vqf_gdrv_cfg {
 	unsigned int request_queues;	/* to use, <= device's (0: all) */
-	unsigned int queue_size;	/* (0: device max, at most 1024) */
+	/* Power of two >= 8 (0: device max, at most 1024); smaller is
+	 * -EINVAL, a device offering less than 8 is -ENODEV.
+	 */
+	unsigned int queue_size;
 	bool no_indirect;	/* do not negotiate INDIRECT_DESC */
 	bool no_event_idx;	/* do not negotiate EVENT_IDX */
 	bool notification;	/* negotiate NOTIFICATION if offered */
