@@ -36,6 +36,7 @@
  * arguments and an out page run: 6, and queue sizes are powers of two.
  */
 #define GDRV_MIN_QUEUE_SIZE	8
+#define GDRV_SHUTDOWN_INTERRUPTS 16
 #define GDRV_IPOOL_PER_SLOT	16
 
 enum greq_kind { GREQ_CALL, GREQ_FORGET, GREQ_INTERRUPT, GREQ_NOTIFY };
@@ -91,7 +92,8 @@ struct vqf_gdrv {
 	struct greq *inflight;		/* GREQ_CALL requests */
 	u64 ninflight;
 	unsigned int callers;
-	bool dead;			/* shut down: refuse new requests */
+	bool closing;			/* shutting down: refuse new calls */
+	bool dead;			/* reset: refuse new requests */
 	bool reset_done;
 	bool poll;			/* the device serves kicks inline */
 	u64 unique;			/* atomic */
@@ -398,6 +400,8 @@ static void end_call(struct vqf_gdrv *g, struct greq *r, int result,
 	pthread_mutex_lock(&g->lock);
 	inflight_del_locked(g, r);
 	c->priv = NULL;
+	if (g->closing && !g->ninflight)
+		pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
 	c->result = result;
 	pthread_mutex_lock(&g->slock);
@@ -660,9 +664,9 @@ inval:
 	return -EINVAL;
 }
 
-int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
-		    void (*done)(void *ctx, struct vqf_gdrv_call *c),
-		    void *ctx)
+static int submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		  void (*done)(void *ctx, struct vqf_gdrv_call *c),
+		  void *ctx, bool internal)
 {
 	struct greq *r;
 	struct gq *q;
@@ -682,7 +686,7 @@ int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	r->ctx = ctx;
 	r->q = q;
 	pthread_mutex_lock(&g->lock);
-	if (is_dead(g)) {
+	if (is_dead(g) || (g->closing && !internal)) {
 		pthread_mutex_unlock(&g->lock);
 		greq_free(g, r);
 		return -ENOTCONN;
@@ -708,6 +712,13 @@ int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	return 0;
 }
 
+int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		    void (*done)(void *ctx, struct vqf_gdrv_call *c),
+		    void *ctx)
+{
+	return submit(g, c, done, ctx, false);
+}
+
 struct waiter {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -725,8 +736,8 @@ static void wake(void *ctx, struct vqf_gdrv_call *c)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
-		  int timeout_ms)
+static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
+		bool internal)
 {
 	/*
 	 * One waiter per thread, never destroyed: wake() may still be
@@ -739,7 +750,7 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	int ret;
 
 	pthread_mutex_lock(&g->lock);
-	if (is_dead(g)) {
+	if (is_dead(g) || (g->closing && !internal)) {
 		pthread_mutex_unlock(&g->lock);
 		return -ENOTCONN;
 	}
@@ -753,7 +764,7 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	pthread_mutex_lock(&w.lock);
 	w.done = false;
 	pthread_mutex_unlock(&w.lock);
-	ret = vqf_gdrv_submit(g, c, wake, &w);
+	ret = submit(g, c, wake, &w, internal);
 	if (!ret) {
 		/* An inline device has usually answered by now: reap it here
 		 * rather than wait for the interrupt thread (polling, as
@@ -806,24 +817,19 @@ int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	return ret;
 }
 
-int vqf_gdrv_interrupt(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
+int vqf_gdrv_call(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		  int timeout_ms)
+{
+	return call(g, c, timeout_ms, false);
+}
+
+static int send_interrupt(struct vqf_gdrv *g, u64 unique, u32 opcode)
 {
 	struct fuse_in_header *ih;
 	struct fuse_interrupt_in *ii;
-	struct greq *r, *target;
-	u64 unique;
-	u32 opcode;
+	struct greq *r;
 	int ret;
 
-	pthread_mutex_lock(&g->lock);
-	target = c->priv;
-	if (!target || is_dead(g)) {
-		pthread_mutex_unlock(&g->lock);
-		return -ENOENT;
-	}
-	unique = target->unique;
-	opcode = target->opcode;
-	pthread_mutex_unlock(&g->lock);
 	r = calloc(1, sizeof(*r) + sizeof(r->seg[0]));
 	if (!r)
 		return -ENOMEM;
@@ -856,6 +862,24 @@ int vqf_gdrv_interrupt(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
 	if (ret)
 		greq_free(g, r);
 	return ret;
+}
+
+int vqf_gdrv_interrupt(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
+{
+	struct greq *target;
+	u64 unique;
+	u32 opcode;
+
+	pthread_mutex_lock(&g->lock);
+	target = c->priv;
+	if (!target || is_dead(g)) {
+		pthread_mutex_unlock(&g->lock);
+		return -ENOENT;
+	}
+	unique = target->unique;
+	opcode = target->opcode;
+	pthread_mutex_unlock(&g->lock);
+	return send_interrupt(g, unique, opcode);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -1114,30 +1138,96 @@ fail:
 
 /* ---- shutdown --------------------------------------------------------- */
 
+/* Waits up to @ms for the in-flight list to empty; true if it did. */
+static bool wait_drained(struct vqf_gdrv *g, unsigned int ms)
+{
+	struct timespec ts;
+	bool drained;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->lock);
+	while (g->ninflight &&
+	       pthread_cond_timedwait(&g->cond, &g->lock, &ts) != ETIMEDOUT)
+		;
+	drained = !g->ninflight;
+	pthread_mutex_unlock(&g->lock);
+	return drained;
+}
+
+/* INTERRUPT for every call in flight, as a killed task's requests get. */
+static void interrupt_all(struct vqf_gdrv *g)
+{
+	struct { u64 unique; u32 opcode; } *v;
+	struct greq *r;
+	u64 n = 0, i;
+
+	pthread_mutex_lock(&g->lock);
+	v = calloc(g->ninflight ? g->ninflight : 1, sizeof(*v));
+	for (r = g->inflight; v && r; r = r->inext) {
+		v[n].unique = r->unique;
+		v[n++].opcode = r->opcode;
+	}
+	pthread_mutex_unlock(&g->lock);
+	for (i = 0; i < n; i++)
+		send_interrupt(g, v[i].unique, v[i].opcode);
+	free(v);
+}
+
 void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 {
+	unsigned int grace = g->cfg.shutdown_grace_ms ?
+			     g->cfg.shutdown_grace_ms : 200;
 	struct vqf_gdrv_call c;
 	struct greq *r;
 	unsigned int i;
-	bool alive;
+	bool alive, drained;
 
 	pthread_mutex_lock(&g->lock);
-	if (g->reset_done) {
+	if (g->closing) {
+		/* Someone else is at it: wait for the reset to be done. */
+		while (!g->reset_done)
+			pthread_cond_wait(&g->cond, &g->lock);
 		pthread_mutex_unlock(&g->lock);
 		return;
 	}
+	g->closing = true;
 	pthread_mutex_unlock(&g->lock);
 	alive = vqf_gdrv_alive(g) && g->init_out.major;
 	if (alive) {
-		/* Let the server close the session (fuse_conn_destroy). */
+		/*
+		 * New calls are refused from here (-ENOTCONN).  What is in
+		 * flight gets a grace period, then an INTERRUPT: a request
+		 * a server keeps (SETLKW) must not hold the shutdown.
+		 * DESTROY goes last and alone, as fuse_conn_destroy sends
+		 * it: libfuse answers anything after it with EIO, and tears
+		 * the filesystem down under requests still running.
+		 */
+		drained = wait_drained(g, grace);
+		/* Again and again: a request still on its queue when its
+		 * INTERRUPT arrived was not interrupted (the backend only
+		 * knows what it was handed).
+		 */
+		for (i = 0; !drained && i < GDRV_SHUTDOWN_INTERRUPTS; i++) {
+			interrupt_all(g);
+			drained = wait_drained(g, grace / 4 + 1);
+		}
 		vqf_gdrv_forget_flush(g);
-		memset(&c, 0, sizeof(c));
-		vqf_req_init(&c.req, FUSE_DESTROY, 0, 0);
-		vqf_gdrv_call(g, &c, 1000);
+		if (drained) {
+			memset(&c, 0, sizeof(c));
+			vqf_req_init(&c.req, FUSE_DESTROY, 0, 0);
+			call(g, &c, 1000, true);
+		} else {
+			STAT_ADD(g, destroy_skipped, 1);
+		}
 	}
 	pthread_mutex_lock(&g->lock);
 	__atomic_store_n(&g->dead, true, __ATOMIC_RELEASE);
-	g->reset_done = true;
 	pthread_mutex_unlock(&g->lock);
 	/* From here the device pushes nothing. */
 	vqf_fsdev_set_status(g->dev, 0);
@@ -1179,6 +1269,7 @@ void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 		}
 	}
 	pthread_mutex_lock(&g->lock);
+	g->reset_done = true;
 	pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
 }

@@ -76,6 +76,10 @@ struct vqf_gdrv_cfg {
 	void (*trace)(void *ctx, enum vqf_gdrv_ev ev, u64 unique,
 		      u32 opcode, unsigned int queue);
 	void *trace_ctx;
+	/* At shutdown, how long calls in flight may take before they are
+	 * sent INTERRUPTs, repeated every quarter of it (0: 200 ms).
+	 */
+	unsigned int shutdown_grace_ms;
 };
 
 #define VQF_GDRV_OPCODES	64	/* by_opcode[] size; larger ones in [0] */
@@ -90,6 +94,8 @@ struct vqf_gdrv_stats {
 	u64 batch_forgets;	/* BATCH_FORGET requests sent */
 	u64 forget_entries;	/* nodeids forgotten */
 	u64 interrupts_sent;	/* INTERRUPT requests sent */
+	/* Shutdowns that reset without DESTROY: calls still in flight. */
+	u64 destroy_skipped;
 	u64 kicks;		/* kick eventfd writes */
 	u64 irqs;		/* call eventfd wake-ups handled */
 	u64 notifications;	/* notifications received */
@@ -127,10 +133,12 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		 struct vqf_gram *ram, struct vqf_gdrv **out);
 
 /*
- * Sends DESTROY (unless the queues are broken), resets the device, fails
- * what is still in flight with -ENOTCONN and frees everything.  Safe
- * while other threads are inside vqf_gdrv_call(): they return
- * -ENOTCONN.  vqf_gdrv_free() then waits for them to leave.
+ * Refuses new calls (-ENOTCONN), lets the calls in flight finish (after
+ * a grace period they are sent INTERRUPT, after another they are left),
+ * sends DESTROY if nothing is left in flight and the queues work, resets
+ * the device, fails what is still in flight with -ENOTCONN.  Safe while
+ * other threads are inside vqf_gdrv_call(), and when called twice.
+ * vqf_gdrv_free() shuts down, then waits for callers to leave.
  */
 void vqf_gdrv_shutdown(struct vqf_gdrv *g);
 void vqf_gdrv_free(struct vqf_gdrv *g);

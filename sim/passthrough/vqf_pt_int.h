@@ -66,6 +66,7 @@ struct vqf_pt {
 	double timeout;
 	bool uring;
 	bool creds;		/* switch fsuid/fsgid for creations */
+	bool openat2;		/* the kernel has openat2() */
 	size_t uring_min, io_chunk;
 
 	pthread_mutex_t lock;	/* tables and hash */
