@@ -2,12 +2,14 @@
 /*
  * vqfuse_sim.c - vqfuse-sim: runs a workload as a simulated virtio-fs
  * guest against a host directory and reports, per operation, throughput
- * and what each operation cost the transport.
+ * and what each operation cost the transport (run); or exposes the
+ * simulated guest as a host FUSE mount (mount, in mount.c).
  *
  * Exit status: 0 success, 1 the workload (or the machine) failed, 2 bad
  * usage.
  */
 #define _GNU_SOURCE
+#include "vqf_cli.h"
 #include "vqf_wl_sim.h"
 
 #include <errno.h>
@@ -24,15 +26,16 @@
 #define VQF_VERSION "unknown"
 #endif
 
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
+#define EXIT_FAIL	VQF_CLI_EXIT_FAIL
+#define EXIT_USAGE	VQF_CLI_EXIT_USAGE
 
-static const char *prog = "vqfuse-sim";
+const char *vqf_cli_prog = "vqfuse-sim";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s run --shared DIR [options]\n"
+"       %s mount MOUNTPOINT --shared DIR [options]\n"
 "       %s help | --help | --version\n"
 "\n"
 "Runs a workload as a simulated virtio-fs guest (vqf_gcli over the guest\n"
@@ -86,28 +89,26 @@ static void usage(FILE *f)
 "pages; drv-copy/op = bytes the driver copied (headers and arguments).\n"
 "\n"
 "Exit status: 0 success, 1 the workload failed (the failing operation,\n"
-"file and errno are named on stderr), 2 bad usage.\n",
-		prog, prog);
+"file and errno are named on stderr), 2 bad usage.\n"
+"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
+	vqf_cli_mount_usage(f);
 }
 
-static int bad_usage(const char *fmt, ...)
+int vqf_cli_bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, "%s: ", vqf_cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	fprintf(stderr, "\nTry '%s --help'.\n", vqf_cli_prog);
 	return EXIT_USAGE;
 }
 
-/*
- * A decimal number, with a binary K/M/G/T suffix (optionally "iB" or "B")
- * when @suffix.  Returns 0, or -1 for anything else or out of [lo, hi].
- */
-static int parse_num(const char *s, bool suffix, unsigned long long lo,
-		     unsigned long long hi, unsigned long long *out)
+/* See vqf_cli.h. */
+int vqf_cli_parse_num(const char *s, bool suffix, unsigned long long lo,
+		      unsigned long long hi, unsigned long long *out)
 {
 	unsigned long long v, mul = 1;
 	char *end;
@@ -220,26 +221,30 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return -1;
 		if (strncmp(a, "--", 2))
-			return bad_usage("run: unexpected argument '%s'", a);
+			return vqf_cli_bad_usage("run: unexpected argument "
+						 "'%s'", a);
 		eq = strchr(a, '=');
 		if (eq && (size_t)(eq - a) < sizeof(name)) {
 			memcpy(name, a, eq - a);
 			name[eq - a] = 0;
 			val = eq + 1;
 		} else if (eq) {
-			return bad_usage("run: unknown option '%s'", a);
+			return vqf_cli_bad_usage("run: unknown option '%s'",
+						 a);
 		} else {
 			snprintf(name, sizeof(name), "%s", a);
 		}
 		if (!strcmp(name, "--inline")) {
 			if (val)
-				return bad_usage("%s takes no value", name);
+				return vqf_cli_bad_usage("%s takes no value",
+							 name);
 			o->inline_kick = true;
 			continue;
 		}
 		if (!strcmp(name, "--json") || !strcmp(name, "--quiet")) {
 			if (val)
-				return bad_usage("%s takes no value", name);
+				return vqf_cli_bad_usage("%s takes no value",
+							 name);
 			if (name[2] == 'j')
 				o->json = true;
 			else
@@ -252,26 +257,29 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				nd = &num_opts[k];
 		if (!nd && strcmp(name, "--shared") &&
 		    strcmp(name, "--backend") && strcmp(name, "--workload"))
-			return bad_usage("run: unknown option '%s'", name);
+			return vqf_cli_bad_usage("run: unknown option '%s'",
+						 name);
 		if (!val) {
 			if (i + 1 >= argc)
-				return bad_usage("%s needs a value", name);
+				return vqf_cli_bad_usage("%s needs a value",
+							 name);
 			val = argv[++i];
 		}
 		if (nd) {
 			unsigned long long v;
 
-			if (parse_num(val, nd->suffix, nd->lo, nd->hi, &v))
-				return bad_usage("%s: invalid value '%s' "
-						 "(expected %s%llu..%llu)",
-						 name, val,
-						 nd->suffix ?
-						 "bytes, K/M/G suffix, " : "",
-						 nd->lo, nd->hi);
+			if (vqf_cli_parse_num(val, nd->suffix, nd->lo,
+					      nd->hi, &v))
+				return vqf_cli_bad_usage(
+					"%s: invalid value '%s' "
+					"(expected %s%llu..%llu)", name, val,
+					nd->suffix ? "bytes, K/M/G suffix, " :
+					"", nd->lo, nd->hi);
 			set_num(o, name, v);
 		} else if (!strcmp(name, "--shared")) {
 			if (!*val)
-				return bad_usage("--shared: empty path");
+				return vqf_cli_bad_usage("--shared: empty "
+							 "path");
 			o->shared = val;
 		} else if (!strcmp(name, "--backend")) {
 			if (!strcmp(val, "vqfuse"))
@@ -280,29 +288,30 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				 !strcmp(val, "ptll"))
 				o->fs = VQF_SIM_FS_PTLL;
 			else
-				return bad_usage("--backend: unknown backend "
-						 "'%s' (vqfuse, "
-						 "passthrough_ll)", val);
+				return vqf_cli_bad_usage(
+					"--backend: unknown backend '%s' "
+					"(vqfuse, passthrough_ll)", val);
 		} else if (vqf_wl_kind_parse(val, &o->wl.kind)) {
-			return bad_usage("--workload: unknown workload '%s' "
-					 "(smallfile, seqread, randread, "
-					 "seqwrite, randwrite)", val);
+			return vqf_cli_bad_usage(
+				"--workload: unknown workload '%s' "
+				"(smallfile, seqread, randread, seqwrite, "
+				"randwrite)", val);
 		}
 	}
 	if (o->queue_size & (o->queue_size - 1))
-		return bad_usage("--queue-size: %u is not a power of two",
-				 o->queue_size);
+		return vqf_cli_bad_usage("--queue-size: %u is not a power "
+					 "of two", o->queue_size);
 	if (!o->shared)
-		return bad_usage("run: --shared DIR is required");
+		return vqf_cli_bad_usage("run: --shared DIR is required");
 	{
 		struct stat st;
 
 		if (stat(o->shared, &st))
-			return bad_usage("--shared: %s: %s", o->shared,
-					 strerror(errno));
+			return vqf_cli_bad_usage("--shared: %s: %s",
+						 o->shared, strerror(errno));
 		if (!S_ISDIR(st.st_mode))
-			return bad_usage("--shared: %s: not a directory",
-					 o->shared);
+			return vqf_cli_bad_usage("--shared: %s: not a "
+						 "directory", o->shared);
 	}
 	return 0;
 }
@@ -336,7 +345,7 @@ static void progress_cb(void *arg, const char *phase, uint64_t done,
 	 * rest of a longer previous line).
 	 */
 	fprintf(stderr, "%s%s: %s %llu/%llu (%.0f%%)  %.0f s%s", p->tty ?
-		"\r" : "", prog, phase, (unsigned long long)done,
+		"\r" : "", vqf_cli_prog, phase, (unsigned long long)done,
 		(unsigned long long)total, pct, since(&p->start),
 		p->tty ? "\033[K" : "\n");
 	fflush(stderr);
@@ -521,7 +530,7 @@ static int cmd_run(int argc, char **argv)
 			 strerror(-ret), -ret);
 		if (o.json)
 			print_json(&o, &o.wl, &fail);
-		fprintf(stderr, "%s: %s\n", prog, fail.errmsg);
+		fprintf(stderr, "%s: %s\n", vqf_cli_prog, fail.errmsg);
 		return EXIT_FAIL;
 	}
 	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o.fs), &fs);
@@ -529,7 +538,7 @@ static int cmd_run(int argc, char **argv)
 	res = calloc(1, sizeof(*res));
 	if (!res) {
 		vqf_sim_free(s);
-		fprintf(stderr, "%s: out of memory\n", prog);
+		fprintf(stderr, "%s: out of memory\n", vqf_cli_prog);
 		return EXIT_FAIL;
 	}
 	pg.tty = isatty(STDERR_FILENO);
@@ -547,11 +556,11 @@ static int cmd_run(int argc, char **argv)
 	else if (res->nphases || !ret)
 		print_table(&o, &o.wl, res);
 	if (ret)
-		fprintf(stderr, "%s: %s workload failed: %s\n", prog,
+		fprintf(stderr, "%s: %s workload failed: %s\n", vqf_cli_prog,
 			vqf_wl_kind_name(o.wl.kind), res->errmsg);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "%s: guest RAM is %llu MiB: try more --ram, "
-			"fewer --jobs or a smaller --bs\n", prog,
+			"fewer --jobs or a smaller --bs\n", vqf_cli_prog,
 			(o.ram ? o.ram : 256ull << 20) >> 20);
 	free(res);
 	return ret ? EXIT_FAIL : 0;
@@ -569,10 +578,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("%s %s\n", prog, VQF_VERSION);
+		printf("%s %s\n", vqf_cli_prog, VQF_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
-	return bad_usage("unknown command '%s'", argv[1]);
+	if (!strcmp(argv[1], "mount"))
+		return vqf_cli_mount(argc - 2, argv + 2);
+	return vqf_cli_bad_usage("unknown command '%s'", argv[1]);
 }

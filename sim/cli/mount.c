@@ -1,0 +1,1072 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mount.c - vqfuse-sim mount: the simulated guest's client exposed as a
+ * host FUSE mount, so that unmodified programs (cp, tar, fio...) run over
+ * the whole simulated stack:
+ *
+ *   host kernel (/dev/fuse) -> this bridge (libfuse3, high-level, paths)
+ *   -> vqf_gcli -> vqf_gdrv -> virtqueues in guest RAM -> vqf_fsdev
+ *   -> vqf_backend -> passthrough -> the shared directory
+ *
+ * The host kernel's caches are switched off (zero entry, attribute and
+ * negative timeouts, direct_io on every open, no kernel_cache or
+ * auto_cache): every host call then reaches vqf_gcli, and what is cached
+ * is what the simulated guest's cache mode decides, which is what the
+ * counters printed at exit measure.
+ */
+#define _GNU_SOURCE
+#include "vqf_cli.h"
+#include "vqf_wl_sim.h"
+
+#include <fuse.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Host operations the bridge serves, counted for the exit report. */
+enum hop {
+	H_GETATTR, H_READLINK, H_MKNOD, H_MKDIR, H_UNLINK, H_RMDIR,
+	H_SYMLINK, H_RENAME, H_LINK, H_CHMOD, H_CHOWN, H_TRUNCATE, H_OPEN,
+	H_READ, H_WRITE, H_STATFS, H_FLUSH, H_RELEASE, H_FSYNC, H_SETXATTR,
+	H_GETXATTR, H_LISTXATTR, H_REMOVEXATTR, H_READDIR, H_CREATE,
+	H_UTIMENS, H_FALLOCATE, H_LSEEK, H_COPY_FILE_RANGE, H_FLOCK, H_NR,
+};
+
+static const char *const hop_name[H_NR] = {
+	"getattr", "readlink", "mknod", "mkdir", "unlink", "rmdir",
+	"symlink", "rename", "link", "chmod", "chown", "truncate", "open",
+	"read", "write", "statfs", "flush", "release", "fsync", "setxattr",
+	"getxattr", "listxattr", "removexattr", "readdir", "create",
+	"utimens", "fallocate", "lseek", "copy_file_range", "flock",
+};
+
+/* FUSE opcode names for the per-opcode request counts. */
+static const char *const op_name[VQF_GDRV_OPCODES] = {
+	[FUSE_LOOKUP] = "LOOKUP", [FUSE_FORGET] = "FORGET",
+	[FUSE_GETATTR] = "GETATTR", [FUSE_SETATTR] = "SETATTR",
+	[FUSE_READLINK] = "READLINK", [FUSE_SYMLINK] = "SYMLINK",
+	[FUSE_MKNOD] = "MKNOD", [FUSE_MKDIR] = "MKDIR",
+	[FUSE_UNLINK] = "UNLINK", [FUSE_RMDIR] = "RMDIR",
+	[FUSE_RENAME] = "RENAME", [FUSE_LINK] = "LINK", [FUSE_OPEN] = "OPEN",
+	[FUSE_READ] = "READ", [FUSE_WRITE] = "WRITE",
+	[FUSE_STATFS] = "STATFS", [FUSE_RELEASE] = "RELEASE",
+	[FUSE_FSYNC] = "FSYNC", [FUSE_SETXATTR] = "SETXATTR",
+	[FUSE_GETXATTR] = "GETXATTR", [FUSE_LISTXATTR] = "LISTXATTR",
+	[FUSE_REMOVEXATTR] = "REMOVEXATTR", [FUSE_FLUSH] = "FLUSH",
+	[FUSE_INIT] = "INIT", [FUSE_OPENDIR] = "OPENDIR",
+	[FUSE_READDIR] = "READDIR", [FUSE_RELEASEDIR] = "RELEASEDIR",
+	[FUSE_FSYNCDIR] = "FSYNCDIR", [FUSE_GETLK] = "GETLK",
+	[FUSE_SETLK] = "SETLK", [FUSE_SETLKW] = "SETLKW",
+	[FUSE_ACCESS] = "ACCESS", [FUSE_CREATE] = "CREATE",
+	[FUSE_INTERRUPT] = "INTERRUPT", [FUSE_BMAP] = "BMAP",
+	[FUSE_DESTROY] = "DESTROY", [FUSE_IOCTL] = "IOCTL",
+	[FUSE_POLL] = "POLL", [FUSE_NOTIFY_REPLY] = "NOTIFY_REPLY",
+	[FUSE_BATCH_FORGET] = "BATCH_FORGET", [FUSE_FALLOCATE] = "FALLOCATE",
+	[FUSE_READDIRPLUS] = "READDIRPLUS", [FUSE_RENAME2] = "RENAME2",
+	[FUSE_LSEEK] = "LSEEK", [FUSE_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
+	[FUSE_SETUPMAPPING] = "SETUPMAPPING",
+	[FUSE_REMOVEMAPPING] = "REMOVEMAPPING", [FUSE_SYNCFS] = "SYNCFS",
+	[FUSE_TMPFILE] = "TMPFILE",
+};
+
+struct mount_opts {
+	const char *mnt, *shared;
+	enum vqf_sim_fs fs;
+	enum vqf_gcli_cache cache;
+	bool writeback, inline_kick, debug;
+	double timeout;			/* seconds, cache=auto; 0: default */
+	unsigned int queues, queue_size, threads, max_files;
+	unsigned long long ram;
+};
+
+struct bridge {
+	struct vqf_sim *sim;
+	struct vqf_gcli *cli;
+	struct vqf_gdrv *drv;
+	u32 uid, gid, pid;		/* credentials of raw requests */
+	/* Descriptors the kernel holds, closed at exit if it did not. */
+	pthread_mutex_t lock;
+	bool *open;
+	unsigned int max_files;
+	u64 hops[H_NR];
+};
+
+static struct bridge *br(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+static struct bridge *count(enum hop h)
+{
+	struct bridge *b = br();
+
+	__atomic_fetch_add(&b->hops[h], 1, __ATOMIC_RELAXED);
+	return b;
+}
+
+static void track(struct bridge *b, int fd, bool open)
+{
+	if (fd < 0 || (unsigned int)fd >= b->max_files)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->open[fd] = open;
+	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * The high-level API may give no path with a file handle (a file unlinked
+ * while open that it could not rename away): what vqf_gcli can only do by
+ * path then fails as libfuse documents for hard_remove.
+ */
+#define NEED_PATH(p)	do { if (!(p)) return -ENOENT; } while (0)
+
+/* ---- raw requests on the node itself (symlinks) ------------------------ */
+
+/*
+ * vqf_gcli's chown, utimens and *xattr follow a final symlink, as chown(2)
+ * does; the host kernel asks for the node itself (lchown, utimensat with
+ * AT_SYMLINK_NOFOLLOW, l*xattr, which tar uses on the symlinks it
+ * extracts).  These send the request to the node vqf_gcli_get_nodeid()
+ * resolves without following.
+ */
+static int raw_call(struct bridge *b, struct vqf_gdrv_call *cl)
+{
+	cl->req.in_h.uid = b->uid;
+	cl->req.in_h.gid = b->gid;
+	cl->req.in_h.pid = b->pid;
+	return vqf_gdrv_call(b->drv, cl, -1);
+}
+
+static int raw_setattr(struct bridge *b, const char *path,
+		       struct fuse_setattr_in *si)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_attr_out ao;
+	u64 nodeid;
+	int ret;
+
+	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
+	if (ret)
+		return ret;
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init(&cl.req, FUSE_SETATTR, nodeid, 0);
+	vqf_req_add_in(&cl.req, si, sizeof(*si));
+	vqf_req_add_out(&cl.req, &ao, sizeof(ao));
+	ret = raw_call(b, &cl);
+	vqf_gcli_put_nodeid(b->cli, nodeid);
+	return ret;
+}
+
+/* 1 when @path names a symlink, 0 when something else, or an errno. */
+static int is_symlink(struct bridge *b, const char *path)
+{
+	struct stat st;
+	int ret = vqf_gcli_lstat(b->cli, path, &st);
+
+	return ret ? ret : S_ISLNK(st.st_mode);
+}
+
+static int raw_setxattr(struct bridge *b, const char *path, const char *name,
+			const void *value, size_t size, int flags)
+{
+	const struct fuse_init_out *io = vqf_gdrv_init_out(b->drv);
+	struct fuse_setxattr_in si = { .size = (u32)size,
+				       .flags = (u32)flags };
+	struct vqf_gdrv_call cl;
+	u64 nodeid;
+	int ret;
+
+	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
+		return -ERANGE;
+	if (size > VQF_XATTR_SIZE_MAX)
+		return -E2BIG;
+	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
+	if (ret)
+		return ret;
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init(&cl.req, FUSE_SETXATTR, nodeid, 0);
+	/* Without SETXATTR_EXT the old 8-byte form goes on the wire. */
+	vqf_req_add_in(&cl.req, &si, (io->flags & FUSE_SETXATTR_EXT) ?
+		       sizeof(si) : FUSE_COMPAT_SETXATTR_IN_SIZE);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	vqf_req_add_in(&cl.req, value, (u32)size);
+	ret = raw_call(b, &cl);
+	vqf_gcli_put_nodeid(b->cli, nodeid);
+	return ret;
+}
+
+/* GETXATTR (@name) or LISTXATTR (NULL); size 0 probes. */
+static int raw_getxattr(struct bridge *b, const char *path, const char *name,
+			char *value, size_t size)
+{
+	struct fuse_getxattr_in gi = { 0 };
+	struct fuse_getxattr_out go = { 0 };
+	struct vqf_gdrv_call cl;
+	u64 nodeid;
+	int ret;
+
+	if (name && (strlen(name) > VQF_XATTR_NAME_MAX || !*name))
+		return -ERANGE;
+	if (size > VQF_XATTR_SIZE_MAX)
+		size = VQF_XATTR_SIZE_MAX;
+	gi.size = (u32)size;
+	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
+	if (ret)
+		return ret;
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init(&cl.req, name ? FUSE_GETXATTR : FUSE_LISTXATTR, nodeid,
+		     0);
+	vqf_req_add_in(&cl.req, &gi, sizeof(gi));
+	if (name)
+		vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	if (size) {
+		vqf_req_add_out(&cl.req, value, (u32)size);
+		cl.req.out_argvar = true;
+	} else {
+		vqf_req_add_out(&cl.req, &go, sizeof(go));
+		cl.req.out_argvar = false;
+	}
+	ret = raw_call(b, &cl);
+	vqf_gcli_put_nodeid(b->cli, nodeid);
+	if (ret)
+		return ret;
+	return size ? (int)cl.req.out_args[0].size : (int)go.size;
+}
+
+static int raw_removexattr(struct bridge *b, const char *path,
+			   const char *name)
+{
+	struct vqf_gdrv_call cl;
+	u64 nodeid;
+	int ret;
+
+	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
+		return -ERANGE;
+	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
+	if (ret)
+		return ret;
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init(&cl.req, FUSE_REMOVEXATTR, nodeid, 0);
+	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
+	ret = raw_call(b, &cl);
+	vqf_gcli_put_nodeid(b->cli, nodeid);
+	return ret;
+}
+
+/* ---- the operations ----------------------------------------------------- */
+
+static void *m_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	/* The host kernel caches nothing: see the top of this file. */
+	cfg->entry_timeout = 0;
+	cfg->attr_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = 1;
+	cfg->kernel_cache = 0;
+	cfg->auto_cache = 0;
+	/* st_ino as the shared directory has it, so that tar and cp see
+	 * hard links.
+	 */
+	cfg->use_ino = 1;
+	cfg->readdir_ino = 1;
+	/* hard_remove stays off: a file unlinked while open is renamed to
+	 * .fuse_hiddenN until its last close (as NFS's silly rename), because
+	 * the host kernel's fstat(2) comes without a file handle and the
+	 * high-level API can only answer it by path.
+	 */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	return fuse_get_context()->private_data;
+}
+
+static int m_getattr(const char *path, struct stat *st,
+		     struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_GETATTR);
+
+	if (fi)
+		return vqf_gcli_fstat(b->cli, (int)fi->fh, st);
+	return vqf_gcli_lstat(b->cli, path, st);
+}
+
+static int m_readlink(const char *path, char *buf, size_t size)
+{
+	struct bridge *b = count(H_READLINK);
+	ssize_t n;
+
+	if (!size)
+		return -EINVAL;
+	n = vqf_gcli_readlink(b->cli, path, buf, size - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = 0;
+	return 0;
+}
+
+static int m_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	return vqf_gcli_mknod(count(H_MKNOD)->cli, path, mode, rdev);
+}
+
+static int m_mkdir(const char *path, mode_t mode)
+{
+	return vqf_gcli_mkdir(count(H_MKDIR)->cli, path, mode);
+}
+
+static int m_unlink(const char *path)
+{
+	return vqf_gcli_unlink(count(H_UNLINK)->cli, path);
+}
+
+static int m_rmdir(const char *path)
+{
+	return vqf_gcli_rmdir(count(H_RMDIR)->cli, path);
+}
+
+static int m_symlink(const char *target, const char *path)
+{
+	return vqf_gcli_symlink(count(H_SYMLINK)->cli, target, path);
+}
+
+static int m_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct bridge *b = count(H_RENAME);
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	return vqf_gcli_rename(b->cli, from, to, flags);
+}
+
+static int m_link(const char *from, const char *to)
+{
+	return vqf_gcli_link(count(H_LINK)->cli, from, to);
+}
+
+static int m_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_CHMOD);
+
+	NEED_PATH(path);
+	return vqf_gcli_chmod(b->cli, path, mode);
+}
+
+static int m_chown(const char *path, uid_t uid, gid_t gid,
+		   struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_CHOWN);
+	struct fuse_setattr_in si = { 0 };
+	int ret;
+
+	NEED_PATH(path);
+	ret = is_symlink(b, path);
+	if (ret <= 0)
+		return ret ? ret : vqf_gcli_chown(b->cli, path, uid, gid);
+	if (uid != (uid_t)-1) {
+		si.valid |= FATTR_UID;
+		si.uid = uid;
+	}
+	if (gid != (gid_t)-1) {
+		si.valid |= FATTR_GID;
+		si.gid = gid;
+	}
+	return si.valid ? raw_setattr(b, path, &si) : 0;
+}
+
+static int m_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_TRUNCATE);
+
+	if (fi)
+		return vqf_gcli_ftruncate(b->cli, (int)fi->fh, size);
+	NEED_PATH(path);
+	return vqf_gcli_truncate(b->cli, path, size);
+}
+
+static int opened(struct bridge *b, int fd, struct fuse_file_info *fi)
+{
+	if (fd < 0)
+		return fd;
+	track(b, fd, true);
+	fi->fh = (u64)fd;
+	/* Every read and write reaches vqf_gcli: no host page cache. */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	return 0;
+}
+
+static int m_open(const char *path, struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_OPEN);
+
+	NEED_PATH(path);
+	return opened(b, vqf_gcli_open(b->cli, path, fi->flags, 0), fi);
+}
+
+static int m_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_CREATE);
+
+	NEED_PATH(path);
+	return opened(b, vqf_gcli_open(b->cli, path, fi->flags | O_CREAT,
+				       mode), fi);
+}
+
+static int m_read(const char *path, char *buf, size_t size, off_t off,
+		  struct fuse_file_info *fi)
+{
+	return (int)vqf_gcli_pread(count(H_READ)->cli, (int)fi->fh, buf,
+				   size, off);
+}
+
+static int m_write(const char *path, const char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	return (int)vqf_gcli_pwrite(count(H_WRITE)->cli, (int)fi->fh, buf,
+				    size, off);
+}
+
+static int m_statfs(const char *path, struct statvfs *sv)
+{
+	return vqf_gcli_statfs(count(H_STATFS)->cli, path ? path : "/", sv);
+}
+
+/*
+ * Every close(2) of the host file: vqf_gcli has no FLUSH of its own (it
+ * sends FLUSH with RELEASE, at the last close), so nothing goes to the
+ * device here.  Writeback data reaches the host at RELEASE.
+ */
+static int m_flush(const char *path, struct fuse_file_info *fi)
+{
+	count(H_FLUSH);
+	return 0;
+}
+
+static int m_release(const char *path, struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_RELEASE);
+
+	track(b, (int)fi->fh, false);
+	return vqf_gcli_close(b->cli, (int)fi->fh);
+}
+
+static int m_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	return vqf_gcli_fsync(count(H_FSYNC)->cli, (int)fi->fh, datasync);
+}
+
+static int m_setxattr(const char *path, const char *name, const char *value,
+		      size_t size, int flags)
+{
+	struct bridge *b = count(H_SETXATTR);
+
+	NEED_PATH(path);
+	return raw_setxattr(b, path, name, value, size, flags);
+}
+
+static int m_getxattr(const char *path, const char *name, char *value,
+		      size_t size)
+{
+	struct bridge *b = count(H_GETXATTR);
+
+	NEED_PATH(path);
+	return raw_getxattr(b, path, name, value, size);
+}
+
+static int m_listxattr(const char *path, char *list, size_t size)
+{
+	struct bridge *b = count(H_LISTXATTR);
+
+	NEED_PATH(path);
+	return raw_getxattr(b, path, NULL, list, size);
+}
+
+static int m_removexattr(const char *path, const char *name)
+{
+	struct bridge *b = count(H_REMOVEXATTR);
+
+	NEED_PATH(path);
+	return raw_removexattr(b, path, name);
+}
+
+struct dir_fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+	bool plus;
+};
+
+static int dir_entry(void *ctx, const char *name, const struct stat *st)
+{
+	struct dir_fill *d = ctx;
+
+	/* Offset 0: libfuse keeps the whole listing for later calls. */
+	if (d->filler(d->buf, name, st, 0, d->plus ? FUSE_FILL_DIR_PLUS : 0))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * vqf_gcli lists a directory by path in one call (OPENDIR, READDIR...,
+ * RELEASEDIR), so opendir and releasedir have nothing to do here.  The
+ * host kernel's choice of READDIR or READDIRPLUS is passed on.
+ */
+static int m_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
+		     off_t off, struct fuse_file_info *fi,
+		     enum fuse_readdir_flags flags)
+{
+	struct bridge *b = count(H_READDIR);
+	struct dir_fill d = { .buf = buf, .filler = filler,
+			      .plus = flags & FUSE_READDIR_PLUS };
+
+	NEED_PATH(path);
+	return vqf_gcli_readdir(b->cli, path, d.plus, dir_entry, &d);
+}
+
+static int m_utimens(const char *path, const struct timespec tv[2],
+		     struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_UTIMENS);
+	struct fuse_setattr_in si = { 0 };
+	int ret;
+
+	NEED_PATH(path);
+	ret = is_symlink(b, path);
+	if (ret <= 0)
+		return ret ? ret : vqf_gcli_utimens(b->cli, path, tv);
+	if (!tv) {
+		si.valid = FATTR_ATIME | FATTR_ATIME_NOW | FATTR_MTIME |
+			   FATTR_MTIME_NOW;
+	} else {
+		if (tv[0].tv_nsec != UTIME_OMIT) {
+			si.valid |= FATTR_ATIME;
+			if (tv[0].tv_nsec == UTIME_NOW)
+				si.valid |= FATTR_ATIME_NOW;
+			si.atime = (u64)tv[0].tv_sec;
+			si.atimensec = (u32)tv[0].tv_nsec;
+		}
+		if (tv[1].tv_nsec != UTIME_OMIT) {
+			si.valid |= FATTR_MTIME;
+			if (tv[1].tv_nsec == UTIME_NOW)
+				si.valid |= FATTR_MTIME_NOW;
+			si.mtime = (u64)tv[1].tv_sec;
+			si.mtimensec = (u32)tv[1].tv_nsec;
+		}
+	}
+	return si.valid ? raw_setattr(b, path, &si) : 0;
+}
+
+static int m_fallocate(const char *path, int mode, off_t off, off_t len,
+		       struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_FALLOCATE);
+
+	if (!fi)
+		return -EBADF;
+	return vqf_gcli_fallocate(b->cli, (int)fi->fh, mode, off, len);
+}
+
+static off_t m_lseek(const char *path, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct bridge *b = count(H_LSEEK);
+
+	if (!fi)
+		return -EBADF;
+	return vqf_gcli_lseek(b->cli, (int)fi->fh, off, whence);
+}
+
+static ssize_t m_copy_file_range(const char *path_in,
+				 struct fuse_file_info *fi_in, off_t off_in,
+				 const char *path_out,
+				 struct fuse_file_info *fi_out, off_t off_out,
+				 size_t len, int flags)
+{
+	struct bridge *b = count(H_COPY_FILE_RANGE);
+
+	if (flags)
+		return -EINVAL;
+	return vqf_gcli_copy_file_range(b->cli, (int)fi_in->fh, off_in,
+					(int)fi_out->fh, off_out, len);
+}
+
+/*
+ * flock(2) locks belong to an open file description, which is one
+ * vqf_gcli descriptor here.  POSIX (fcntl) locks are not bridged: their
+ * owner is the host process, and vqf_gcli_lock() has one owner per client;
+ * without a .lock operation the host kernel keeps them itself, which is
+ * correct for every host process using the mount.
+ */
+static int m_flock(const char *path, struct fuse_file_info *fi, int op)
+{
+	return vqf_gcli_flock(count(H_FLOCK)->cli, (int)fi->fh, op);
+}
+
+static const struct fuse_operations bridge_ops = {
+	.init = m_init,
+	.getattr = m_getattr,
+	.readlink = m_readlink,
+	.mknod = m_mknod,
+	.mkdir = m_mkdir,
+	.unlink = m_unlink,
+	.rmdir = m_rmdir,
+	.symlink = m_symlink,
+	.rename = m_rename,
+	.link = m_link,
+	.chmod = m_chmod,
+	.chown = m_chown,
+	.truncate = m_truncate,
+	.open = m_open,
+	.read = m_read,
+	.write = m_write,
+	.statfs = m_statfs,
+	.flush = m_flush,
+	.release = m_release,
+	.fsync = m_fsync,
+	.setxattr = m_setxattr,
+	.getxattr = m_getxattr,
+	.listxattr = m_listxattr,
+	.removexattr = m_removexattr,
+	.readdir = m_readdir,
+	.create = m_create,
+	.utimens = m_utimens,
+	.fallocate = m_fallocate,
+	.lseek = m_lseek,
+	.copy_file_range = m_copy_file_range,
+	.flock = m_flock,
+};
+
+/* ---- the command -------------------------------------------------------- */
+
+void vqf_cli_mount_usage(FILE *f)
+{
+	fprintf(f,
+"Options of mount (vqfuse-sim mount MOUNTPOINT --shared DIR [options]):\n"
+"  --shared DIR        host directory to share (required, must exist; the\n"
+"                      mountpoint must not be DIR or inside it)\n"
+"  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n"
+"  --cache MODE        the simulated guest's cache: none (default), auto,\n"
+"                      always\n"
+"  --writeback         writes may stay in the guest until close or fsync\n"
+"  --timeout SECONDS   cache=auto entry and attribute timeout (default 1)\n"
+"  --queues N, --queue-size N, --threads N, --inline, --ram BYTES\n"
+"                      the simulated machine, as for run\n"
+"  --max-files N       guest open files (16..1048576, default 4096)\n"
+"  --debug             libfuse logs every host request on stderr\n"
+"  -h, --help          this text\n"
+"\n"
+"mount exposes the simulated guest's client as a FUSE mount of the host\n"
+"at MOUNTPOINT: host programs -> host kernel -> vqfuse-sim (libfuse3) ->\n"
+"guest client -> virtqueues -> device -> backend -> DIR.  The host\n"
+"kernel's caching is off (timeouts 0, direct I/O) so that the guest's\n"
+"cache mode is what is measured.  It runs in the foreground, prints\n"
+"\"%s: mounted DIR on MOUNTPOINT\" on stdout once the mount is there, and\n"
+"unmounts on SIGINT, SIGTERM or SIGHUP (or fusermount3 -u MOUNTPOINT),\n"
+"closing what the host left open, and prints its counters on stdout:\n"
+"host operations served, FUSE requests, kicks, interrupts and requests\n"
+"per opcode.  Exit status: 0 unmounted cleanly, 1 the machine or the\n"
+"mount failed, 2 bad usage.\n", vqf_cli_prog);
+}
+
+struct num_opt {
+	const char *name;
+	bool suffix;
+	unsigned long long lo, hi;
+};
+
+static const struct num_opt mount_nums[] = {
+	{ "--queues", false, 1, 64 },
+	{ "--queue-size", false, 8, 1024 },
+	{ "--threads", false, 0, 256 },
+	{ "--ram", true, 16ull << 20, 16ull << 30 },
+	{ "--max-files", false, 16, 1u << 20 },
+};
+
+static void set_mount_num(struct mount_opts *o, const char *name,
+			  unsigned long long v)
+{
+	if (!strcmp(name, "--queues"))
+		o->queues = v;
+	else if (!strcmp(name, "--queue-size"))
+		o->queue_size = v;
+	else if (!strcmp(name, "--threads"))
+		o->threads = v;
+	else if (!strcmp(name, "--ram"))
+		o->ram = v;
+	else
+		o->max_files = v;
+}
+
+static bool flag_opt(struct mount_opts *o, const char *name)
+{
+	if (!strcmp(name, "--writeback"))
+		o->writeback = true;
+	else if (!strcmp(name, "--inline"))
+		o->inline_kick = true;
+	else if (!strcmp(name, "--debug"))
+		o->debug = true;
+	else
+		return false;
+	return true;
+}
+
+/* Value options other than the numeric ones; 0 or a usage error. */
+static int value_opt(struct mount_opts *o, const char *name, const char *val,
+		     bool *timeout_set)
+{
+	if (!strcmp(name, "--shared")) {
+		if (!*val)
+			return vqf_cli_bad_usage("--shared: empty path");
+		o->shared = val;
+	} else if (!strcmp(name, "--backend") || !strcmp(name, "--fs")) {
+		if (!strcmp(val, "vqfuse"))
+			o->fs = VQF_SIM_FS_VQFUSE;
+		else if (!strcmp(val, "passthrough_ll") ||
+			 !strcmp(val, "ptll"))
+			o->fs = VQF_SIM_FS_PTLL;
+		else
+			return vqf_cli_bad_usage("%s: unknown backend '%s' "
+						 "(vqfuse, passthrough_ll)",
+						 name, val);
+	} else if (!strcmp(name, "--cache")) {
+		if (!strcmp(val, "none"))
+			o->cache = VQF_GCLI_CACHE_NONE;
+		else if (!strcmp(val, "auto"))
+			o->cache = VQF_GCLI_CACHE_AUTO;
+		else if (!strcmp(val, "always"))
+			o->cache = VQF_GCLI_CACHE_ALWAYS;
+		else
+			return vqf_cli_bad_usage("--cache: unknown mode '%s' "
+						 "(none, auto, always)", val);
+	} else {
+		char *end;
+
+		errno = 0;
+		o->timeout = strtod(val, &end);
+		if (errno || end == val || *end || !(o->timeout > 0) ||
+		    o->timeout > 86400)
+			return vqf_cli_bad_usage("--timeout: invalid value "
+						 "'%s' (expected seconds, "
+						 "0 < s <= 86400)", val);
+		*timeout_set = true;
+	}
+	return 0;
+}
+
+/* Is @in the directory @dir or below it?  Both are real paths. */
+static bool under(const char *in, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return true;	/* "/" */
+	return !strncmp(in, dir, n) && (!in[n] || in[n] == '/');
+}
+
+static int check_dirs(struct mount_opts *o)
+{
+	char rs[PATH_MAX], rm[PATH_MAX];
+	struct stat st;
+
+	if (!o->mnt)
+		return vqf_cli_bad_usage("mount: MOUNTPOINT is required");
+	if (!o->shared)
+		return vqf_cli_bad_usage("mount: --shared DIR is required");
+	if (stat(o->shared, &st))
+		return vqf_cli_bad_usage("--shared: %s: %s", o->shared,
+					 strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vqf_cli_bad_usage("--shared: %s: not a directory",
+					 o->shared);
+	if (stat(o->mnt, &st))
+		return vqf_cli_bad_usage("mountpoint %s: %s", o->mnt,
+					 strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vqf_cli_bad_usage("mountpoint %s: not a directory",
+					 o->mnt);
+	if (!realpath(o->shared, rs) || !realpath(o->mnt, rm))
+		return vqf_cli_bad_usage("cannot resolve %s or %s: %s",
+					 o->shared, o->mnt, strerror(errno));
+	/* The backend would serve requests through its own mount. */
+	if (under(rm, rs))
+		return vqf_cli_bad_usage("mountpoint %s is inside the shared "
+					 "directory %s", o->mnt, o->shared);
+	return 0;
+}
+
+/* Returns 0, EXIT_USAGE after a message, or -1 when help was asked. */
+static int parse_mount(int argc, char **argv, struct mount_opts *o)
+{
+	bool timeout_set = false;
+
+	memset(o, 0, sizeof(*o));
+	o->queues = 1;
+	o->queue_size = 128;
+	o->max_files = 4096;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq;
+		const struct num_opt *nd = NULL;
+		char name[32];
+		int ret;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return -1;
+		if (strncmp(a, "--", 2) || !a[2]) {
+			if (!strcmp(a, "--"))
+				a = ++i < argc ? argv[i] : NULL;
+			if (!a)
+				break;
+			if (o->mnt)
+				return vqf_cli_bad_usage("mount: unexpected "
+							 "argument '%s'", a);
+			o->mnt = a;
+			continue;
+		}
+		eq = strchr(a, '=');
+		if (eq && (size_t)(eq - a) >= sizeof(name))
+			return vqf_cli_bad_usage("mount: unknown option '%s'",
+						 a);
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
+		if (eq)
+			val = eq + 1;
+		if (flag_opt(o, name)) {
+			if (val)
+				return vqf_cli_bad_usage("%s takes no value",
+							 name);
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(mount_nums) /
+				       sizeof(*mount_nums); k++)
+			if (!strcmp(name, mount_nums[k].name))
+				nd = &mount_nums[k];
+		if (!nd && strcmp(name, "--shared") &&
+		    strcmp(name, "--backend") && strcmp(name, "--fs") &&
+		    strcmp(name, "--cache") && strcmp(name, "--timeout"))
+			return vqf_cli_bad_usage("mount: unknown option '%s'",
+						 name);
+		if (!val) {
+			if (i + 1 >= argc)
+				return vqf_cli_bad_usage("%s needs a value",
+							 name);
+			val = argv[++i];
+		}
+		if (nd) {
+			unsigned long long v;
+
+			if (vqf_cli_parse_num(val, nd->suffix, nd->lo,
+					      nd->hi, &v))
+				return vqf_cli_bad_usage(
+					"%s: invalid value '%s' "
+					"(expected %s%llu..%llu)", name, val,
+					nd->suffix ? "bytes, K/M/G suffix, " :
+					"", nd->lo, nd->hi);
+			set_mount_num(o, name, v);
+			continue;
+		}
+		ret = value_opt(o, name, val, &timeout_set);
+		if (ret)
+			return ret;
+	}
+	if (o->queue_size & (o->queue_size - 1))
+		return vqf_cli_bad_usage("--queue-size: %u is not a power "
+					 "of two", o->queue_size);
+	if (timeout_set && o->cache != VQF_GCLI_CACHE_AUTO)
+		return vqf_cli_bad_usage("--timeout applies to --cache=auto "
+					 "only");
+	return check_dirs(o);
+}
+
+static const char *cache_name(enum vqf_gcli_cache c)
+{
+	return c == VQF_GCLI_CACHE_AUTO ? "auto" :
+	       c == VQF_GCLI_CACHE_ALWAYS ? "always" : "none";
+}
+
+static void print_counters(struct bridge *b, const struct mount_opts *o,
+			   unsigned int leftover)
+{
+	struct vqf_wl_counters wc = { 0 };
+	struct vqf_sim_stats st;
+	struct vqf_wl_fs fs;
+	u64 hops = 0;
+
+	vqf_wl_sim_fs(b->sim, vqf_wl_sim_fs_name(o->fs), &fs);
+	fs.counters(fs.ctx, &wc);
+	vqf_sim_get_stats(b->sim, &st);
+	for (int i = 0; i < H_NR; i++)
+		hops += b->hops[i];
+	/* One line of key=value for scripts, the names of run's columns. */
+	printf("%s: counters: host_ops=%llu calls=%llu requests=%llu "
+	       "forgets=%llu kicks=%llu irqs=%llu interrupts=%llu "
+	       "cli_bytes_copied=%llu drv_bytes_copied=%llu "
+	       "bytes_read=%llu bytes_written=%llu failed=%llu "
+	       "bad_replies=%llu left_open=%u\n", vqf_cli_prog,
+	       (unsigned long long)hops, (unsigned long long)st.cli.calls,
+	       (unsigned long long)wc.requests,
+	       (unsigned long long)wc.forgets,
+	       (unsigned long long)wc.kicks, (unsigned long long)wc.irqs,
+	       (unsigned long long)wc.interrupts,
+	       (unsigned long long)wc.cli_copied,
+	       (unsigned long long)wc.drv_copied,
+	       (unsigned long long)st.cli.bytes_read,
+	       (unsigned long long)st.cli.bytes_written,
+	       (unsigned long long)st.drv.failed,
+	       (unsigned long long)st.drv.bad_replies, leftover);
+	printf("%s: host operations:", vqf_cli_prog);
+	for (int i = 0; i < H_NR; i++)
+		if (b->hops[i])
+			printf(" %s=%llu", hop_name[i],
+			       (unsigned long long)b->hops[i]);
+	printf("\n%s: requests by opcode:", vqf_cli_prog);
+	for (int i = 0; i < VQF_GDRV_OPCODES; i++)
+		if (st.drv.by_opcode[i])
+			printf(" %s=%llu", op_name[i] ? op_name[i] : "other",
+			       (unsigned long long)st.drv.by_opcode[i]);
+	if (hops)
+		printf("\n%s: per host operation: requests %.2f, kicks %.2f, "
+		       "interrupts %.2f\n", vqf_cli_prog,
+		       (double)wc.requests / (double)hops,
+		       (double)wc.kicks / (double)hops,
+		       (double)wc.interrupts / (double)hops);
+	else
+		printf("\n");
+	fflush(stdout);
+}
+
+static int start_machine(const struct mount_opts *o, struct bridge *b)
+{
+	struct vqf_sim_cfg sc = { 0 };
+	int ret;
+
+	sc.shared = o->shared;
+	sc.fs = o->fs;
+	sc.queues = o->queues;
+	sc.queue_size = o->queue_size;
+	sc.threads = o->threads;
+	sc.inline_kick = o->inline_kick;
+	sc.ram = o->ram;
+	sc.cli.uid = b->uid;
+	sc.cli.gid = b->gid;
+	sc.cli.pid = b->pid;
+	sc.cli.max_files = o->max_files;
+	sc.cli.cache = o->cache;
+	sc.cli.writeback = o->writeback;
+	sc.cli.timeout_ns = (u64)(o->timeout * 1e9);
+	ret = vqf_sim_new(&sc, &b->sim);
+	if (ret) {
+		fprintf(stderr, "%s: cannot start the simulated machine over "
+			"%s (backend %s): %s (errno %d)\n", vqf_cli_prog,
+			o->shared, vqf_wl_sim_fs_name(o->fs), strerror(-ret),
+			-ret);
+		return ret;
+	}
+	b->cli = vqf_sim_cli(b->sim);
+	b->drv = vqf_sim_drv(b->sim);
+	return 0;
+}
+
+/* The kernel's FUSE loop until a signal or an unmount; 0 when clean. */
+static int serve(const struct mount_opts *o, struct bridge *b)
+{
+	char *fargv[4] = { (char *)vqf_cli_prog, NULL, NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(0, fargv);
+	struct fuse_loop_config lc = { .clone_fd = 0,
+				       .max_idle_threads = 10 };
+	struct fuse_session *se;
+	struct fuse *f;
+	int fargc = 1, ret;
+
+	fargv[fargc++] = "-ofsname=vqfuse-sim,subtype=vqfuse";
+	if (o->debug)
+		fargv[fargc++] = "-d";
+	args.argc = fargc;
+	f = fuse_new(&args, &bridge_ops, sizeof(bridge_ops), b);
+	fuse_opt_free_args(&args);
+	if (!f) {
+		fprintf(stderr, "%s: fuse_new failed\n", vqf_cli_prog);
+		return -1;
+	}
+	se = fuse_get_session(f);
+	/* Before the mount, so that a signal never leaves one behind. */
+	if (fuse_set_signal_handlers(se)) {
+		fprintf(stderr, "%s: cannot install signal handlers\n",
+			vqf_cli_prog);
+		fuse_destroy(f);
+		return -1;
+	}
+	if (fuse_mount(f, o->mnt)) {
+		fprintf(stderr, "%s: cannot mount on %s (libfuse's reason "
+			"above; is /dev/fuse there and fusermount3 "
+			"installed?)\n", vqf_cli_prog, o->mnt);
+		fuse_remove_signal_handlers(se);
+		fuse_destroy(f);
+		return -1;
+	}
+	printf("%s: mounted %s on %s (cache %s%s, backend %s)\n", vqf_cli_prog,
+	       o->shared, o->mnt, cache_name(o->cache),
+	       o->writeback ? ", writeback" : "", vqf_wl_sim_fs_name(o->fs));
+	fflush(stdout);
+	ret = fuse_loop_mt(f, &lc);
+	fuse_remove_signal_handlers(se);
+	fuse_unmount(f);
+	fuse_destroy(f);
+	/* A signal ends the loop with its number: that is a clean stop. */
+	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP)
+		ret = 0;
+	if (ret)
+		fprintf(stderr, "%s: the FUSE loop failed: %s\n", vqf_cli_prog,
+			ret < 0 ? strerror(-ret) : "error");
+	return ret;
+}
+
+int vqf_cli_mount(int argc, char **argv)
+{
+	struct mount_opts o;
+	struct bridge b = { 0 };
+	unsigned int leftover = 0;
+	int ret;
+
+	ret = parse_mount(argc, argv, &o);
+	if (ret < 0) {
+		vqf_cli_mount_usage(stdout);
+		return 0;
+	}
+	if (ret)
+		return ret;
+	b.uid = getuid();
+	b.gid = getgid();
+	b.pid = getpid();
+	b.max_files = o.max_files;
+	b.open = calloc(o.max_files, sizeof(*b.open));
+	if (!b.open) {
+		fprintf(stderr, "%s: out of memory\n", vqf_cli_prog);
+		return VQF_CLI_EXIT_FAIL;
+	}
+	pthread_mutex_init(&b.lock, NULL);
+	if (start_machine(&o, &b)) {
+		ret = -1;
+		goto out;
+	}
+	ret = serve(&o, &b);
+	/* Files the kernel never released (a lazy unmount): their data,
+	 * writeback included, reaches DIR now.
+	 */
+	for (unsigned int i = 0; i < b.max_files; i++) {
+		if (b.open[i]) {
+			vqf_gcli_close(b.cli, (int)i);
+			leftover++;
+		}
+	}
+	print_counters(&b, &o, leftover);
+	vqf_sim_free(b.sim);
+out:
+	pthread_mutex_destroy(&b.lock);
+	free(b.open);
+	return ret ? VQF_CLI_EXIT_FAIL : 0;
+}
