@@ -122,11 +122,11 @@ static void track(struct bridge *b, int fd, bool open)
 }
 
 /*
- * The high-level API may give no path with a file handle (a file unlinked
- * while open that it could not rename away): what vqf_gcli can only do by
- * path then fails as libfuse documents for hard_remove.
+ * The high-level API may give a NULL path with a file handle (a file
+ * unlinked while open that it could not rename away): what vqf_gcli can
+ * only do by path then fails with -ENOENT, as libfuse documents for
+ * hard_remove.
  */
-#define NEED_PATH(p)	do { if (!(p)) return -ENOENT; } while (0)
 
 /* ---- raw requests on the node itself (symlinks) ------------------------ */
 
@@ -353,7 +353,8 @@ static int m_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct bridge *b = count(H_CHMOD);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return vqf_gcli_chmod(b->cli, path, mode);
 }
 
@@ -364,7 +365,8 @@ static int m_chown(const char *path, uid_t uid, gid_t gid,
 	struct fuse_setattr_in si = { 0 };
 	int ret;
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	ret = is_symlink(b, path);
 	if (ret <= 0)
 		return ret ? ret : vqf_gcli_chown(b->cli, path, uid, gid);
@@ -385,7 +387,8 @@ static int m_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	if (fi)
 		return vqf_gcli_ftruncate(b->cli, (int)fi->fh, size);
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return vqf_gcli_truncate(b->cli, path, size);
 }
 
@@ -405,7 +408,8 @@ static int m_open(const char *path, struct fuse_file_info *fi)
 {
 	struct bridge *b = count(H_OPEN);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return opened(b, vqf_gcli_open(b->cli, path, fi->flags, 0), fi);
 }
 
@@ -413,7 +417,8 @@ static int m_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct bridge *b = count(H_CREATE);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return opened(b, vqf_gcli_open(b->cli, path, fi->flags | O_CREAT,
 				       mode), fi);
 }
@@ -466,7 +471,8 @@ static int m_setxattr(const char *path, const char *name, const char *value,
 {
 	struct bridge *b = count(H_SETXATTR);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return raw_setxattr(b, path, name, value, size, flags);
 }
 
@@ -475,7 +481,8 @@ static int m_getxattr(const char *path, const char *name, char *value,
 {
 	struct bridge *b = count(H_GETXATTR);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return raw_getxattr(b, path, name, value, size);
 }
 
@@ -483,7 +490,8 @@ static int m_listxattr(const char *path, char *list, size_t size)
 {
 	struct bridge *b = count(H_LISTXATTR);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return raw_getxattr(b, path, NULL, list, size);
 }
 
@@ -491,7 +499,8 @@ static int m_removexattr(const char *path, const char *name)
 {
 	struct bridge *b = count(H_REMOVEXATTR);
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return raw_removexattr(b, path, name);
 }
 
@@ -524,7 +533,8 @@ static int m_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 	struct dir_fill d = { .buf = buf, .filler = filler,
 			      .plus = flags & FUSE_READDIR_PLUS };
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	return vqf_gcli_readdir(b->cli, path, d.plus, dir_entry, &d);
 }
 
@@ -535,7 +545,8 @@ static int m_utimens(const char *path, const struct timespec tv[2],
 	struct fuse_setattr_in si = { 0 };
 	int ret;
 
-	NEED_PATH(path);
+	if (!path)
+		return -ENOENT;
 	ret = is_symlink(b, path);
 	if (ret <= 0)
 		return ret ? ret : vqf_gcli_utimens(b->cli, path, tv);
