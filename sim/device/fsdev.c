@@ -275,12 +275,18 @@ static void finish(struct fsreq *r, u32 len)
 {
 	struct fsq *q = r->q;
 	struct vqf_fsdev *d = q->d;
-	bool notify = false;
+	bool notify = false, stopping;
 
+	/* After a reset began, the rings belong to the driver again.  Read
+	 * under d->lock, where stop_all() sets it (helgrind sees the order;
+	 * a push racing the flag is still before the rings are destroyed:
+	 * stop_all() waits for outstanding to drop).
+	 */
+	pthread_mutex_lock(&d->lock);
+	stopping = d->stopping;
+	pthread_mutex_unlock(&d->lock);
 	pthread_mutex_lock(&q->push_lock);
-	/* After a reset began, the rings belong to the driver again. */
-	if (!__atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE) &&
-	    !vqf_vring_dev_push(q->vr, r->c.head, len))
+	if (!stopping && !vqf_vring_dev_push(q->vr, r->c.head, len))
 		notify = vqf_vring_dev_need_notify(q->vr);
 	pthread_mutex_unlock(&q->push_lock);
 	if (notify && !vqf_eventfd_signal(q->call_fd))

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
 #include "vqf_gcli.h"
+#include "gcache.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <time.h>
 
 #define GCLI_BUCKETS	1024
 #define GCLI_MAX_DEPTH	256
@@ -32,6 +34,13 @@ struct ginode {
 	u64 nlookup;
 	u32 refs;
 	struct ginode *next;
+	struct gc_attr ca;	/* attribute cache */
+	struct gc_pages pc;	/* page cache (cache=auto/always) */
+	/* Writeback: the size as the client knows it while pages are
+	 * dirty (fuse_change_attributes keeps i_size from the server out).
+	 */
+	u64 wb_size;
+	bool wb_size_set;
 };
 
 struct gfile {
@@ -54,6 +63,9 @@ struct vqf_gcli {
 	u64 ninodes;
 	struct gfile *files;
 	u64 posix_owner;
+	struct gc_dcache dc;		/* under lock */
+	u64 attr_version;		/* under lock (fc->attr_version) */
+	u64 ttl;			/* entry and attr validity, ns */
 	pthread_mutex_t slock;
 	struct vqf_gcli_stats st;
 };
@@ -93,6 +105,7 @@ static void trim_locked(struct vqf_gcli *c)
 			vqf_gdrv_forget(c->g, i->nodeid, i->nlookup);
 			c->st.forgets += i->nlookup;
 			c->ninodes--;
+			gc_pages_free(&i->pc);
 			free(i);
 		}
 	}
@@ -139,6 +152,186 @@ static void iput(struct vqf_gcli *c, u64 nodeid)
 		trim_locked(c);
 	pthread_mutex_unlock(&c->lock);
 }
+
+/* ---- caches ------------------------------------------------------------ */
+
+static u64 now_ns(struct vqf_gcli *c)
+{
+	struct timespec ts;
+
+	if (c->cfg.clock)
+		return c->cfg.clock(c->cfg.clock_arg);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+static bool caching(const struct vqf_gcli *c)
+{
+	return c->cfg.cache != VQF_GCLI_CACHE_NONE;
+}
+
+/* Page cache and writeback: not with cache=none (FOPEN_DIRECT_IO). */
+static bool writeback(const struct vqf_gcli *c)
+{
+	return caching(c) && c->cfg.writeback;
+}
+
+/* Until when an entry or attributes got now stay valid. */
+static u64 expiry(struct vqf_gcli *c)
+{
+	u64 now;
+
+	switch (c->cfg.cache) {
+	case VQF_GCLI_CACHE_NONE:
+		return 0;
+	case VQF_GCLI_CACHE_ALWAYS:
+		return GC_NEVER;
+	default:
+		now = now_ns(c);
+		return now + c->ttl < now ? GC_NEVER : now + c->ttl;
+	}
+}
+
+static void iref_locked(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i = *ifind(c, nodeid);
+
+	if (i && nodeid != FUSE_ROOT_ID)
+		i->refs++;
+}
+
+/* A dentry's references going away (under the lock: no trimming here). */
+static void dput_locked(void *ctx, u64 nodeid)
+{
+	struct vqf_gcli *c = ctx;
+	struct ginode *i = *ifind(c, nodeid);
+
+	if (i && i->refs && nodeid != FUSE_ROOT_ID)
+		i->refs--;
+}
+
+static u64 attr_sample(struct vqf_gcli *c)
+{
+	u64 v;
+
+	pthread_mutex_lock(&c->lock);
+	v = c->attr_version;
+	pthread_mutex_unlock(&c->lock);
+	return v;
+}
+
+/*
+ * Attributes from a reply to a request sent at version @sampled
+ * (fuse_change_attributes): ignored if something newer is known.  A
+ * changed size or mtime drops the clean page cache, as auto_inval_data.
+ */
+static void attr_got(struct vqf_gcli *c, u64 nodeid,
+		     const struct fuse_attr *a, u64 sampled)
+{
+	struct ginode *i;
+	struct fuse_attr old;
+	bool known;
+	u64 dropped = 0;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (!i) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	old = i->ca.attr;
+	known = i->ca.known;
+	if (!gc_attr_apply(&i->ca, a, sampled, &c->attr_version,
+			   expiry(c))) {
+		pthread_mutex_unlock(&c->lock);
+		STAT_ADD(c, attr_stale, 1);
+		return;
+	}
+	if (known && i->pc.count && !i->pc.dirty &&
+	    (old.size != a->size || old.mtime != a->mtime ||
+	     old.mtimensec != a->mtimensec))
+		dropped = gc_pages_drop(&i->pc, 0, GC_NEVER);
+	pthread_mutex_unlock(&c->lock);
+	if (dropped)
+		STAT_ADD(c, pages_invalidated, dropped);
+}
+
+/* A change this client made: cached attributes are stale. */
+static void attr_inval(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i)
+		gc_attr_invalidate(&i->ca, &c->attr_version);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The cached attributes of @nodeid if still valid. */
+static bool attr_cached(struct vqf_gcli *c, u64 nodeid, struct fuse_attr *a)
+{
+	struct ginode *i;
+	bool ok = false;
+
+	if (!caching(c))
+		return false;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && i->ca.known && i->ca.expire > now_ns(c)) {
+		*a = i->ca.attr;
+		ok = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		STAT_ADD(c, attr_hits, 1);
+	return ok;
+}
+
+/* With dirty pages the client's size is the file's (writeback). */
+static void attr_fix_size(struct vqf_gcli *c, u64 nodeid, struct fuse_attr *a)
+{
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && i->wb_size_set)
+		a->size = i->wb_size;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* (@parent, @name) now names @nodeid (0: nothing) as far as we know. */
+static void dentry_set(struct vqf_gcli *c, u64 parent, const char *name,
+		       u64 nodeid)
+{
+	if (!caching(c))
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (nodeid) {
+		iref_locked(c, nodeid);
+		iref_locked(c, parent);
+	}
+	gc_d_set(&c->dc, parent, name, nodeid, expiry(c));
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Forgets (@parent, @name); returns the nodeid it named, 0 if unknown. */
+static u64 dentry_drop(struct vqf_gcli *c, u64 parent, const char *name)
+{
+	u64 nodeid = 0;
+
+	if (!caching(c))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	if (gc_d_lookup(&c->dc, parent, name, 0, &nodeid) == GC_MISS)
+		nodeid = 0;
+	gc_d_drop(&c->dc, parent, name);
+	pthread_mutex_unlock(&c->lock);
+	return nodeid;
+}
+
+static void pages_truncate(struct vqf_gcli *c, u64 nodeid, u64 size);
+static int wb_flush(struct vqf_gcli *c, u64 nodeid, u64 fh);
 
 /* An entry the server returned: count its lookup (nodeid 0: none). */
 static int entry_got(struct vqf_gcli *c, const struct fuse_entry_out *e,
@@ -221,6 +414,24 @@ static int do_lookup(struct vqf_gcli *c, u64 parent, const char *name,
 	return entry_got(c, e, true);
 }
 
+/*
+ * A name this client created (CREATE, MKNOD, MKDIR, SYMLINK, LINK):
+ * count the lookup, cache the entry and its attributes; the directory
+ * changed (fuse_dir_changed).  @parent is still referenced by the caller.
+ */
+static int new_entry(struct vqf_gcli *c, u64 parent, const char *name,
+		     const struct fuse_entry_out *e, u64 av)
+{
+	int ret = entry_got(c, e, false);
+
+	if (ret || !e->nodeid)
+		return ret;
+	attr_got(c, e->nodeid, &e->attr, av);
+	dentry_set(c, parent, name, e->nodeid);
+	attr_inval(c, parent);
+	return 0;
+}
+
 static ssize_t do_readlink(struct vqf_gcli *c, u64 nodeid, char *buf,
 			   size_t size)
 {
@@ -233,6 +444,94 @@ static ssize_t do_readlink(struct vqf_gcli *c, u64 nodeid, char *buf,
 	if (ret)
 		return ret;
 	return cl.req.out_args[0].size;
+}
+
+/* GETATTR (through @fh when nonzero) into the cache and @a. */
+static int getattr_node(struct vqf_gcli *c, u64 nodeid, u64 fh,
+			struct fuse_attr *a)
+{
+	struct vqf_gdrv_call cl;
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_attr_out ao;
+	u64 av = attr_sample(c);
+	int ret;
+
+	if (fh) {
+		gi.getattr_flags = FUSE_GETATTR_FH;
+		gi.fh = fh;
+	}
+	memset(&cl, 0, sizeof(cl));
+	vqf_req_init_getattr(&cl.req, 0, nodeid, &gi, &ao);
+	ret = send(c, &cl);
+	if (ret)
+		return ret;
+	attr_got(c, nodeid, &ao.attr, av);
+	*a = ao.attr;
+	return 0;
+}
+
+/* Valid attributes of @nodeid: cached, or fetched (fuse_update_attributes). */
+static int node_attr(struct vqf_gcli *c, u64 nodeid, u64 fh,
+		     struct fuse_attr *a)
+{
+	int ret = 0;
+
+	if (!attr_cached(c, nodeid, a))
+		ret = getattr_node(c, nodeid, fh, a);
+	if (!ret)
+		attr_fix_size(c, nodeid, a);
+	return ret;
+}
+
+/*
+ * One step of a path walk: @name in @dir, whose reference is given back.
+ * The dentry cache answers if it can (a negative entry is -ENOENT);
+ * otherwise LOOKUP.  *@fresh tells whether @a is valid attributes or only
+ * the inode's last known ones (good for the file type).
+ */
+static int walk_one(struct vqf_gcli *c, u64 dir, const char *name, u64 *out,
+		    struct fuse_attr *a, bool *fresh)
+{
+	struct fuse_entry_out e;
+	enum gc_dhit hit = GC_MISS;
+	u64 nid = 0, av;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	if (caching(c))
+		hit = gc_d_lookup(&c->dc, dir, name, now_ns(c), &nid);
+	if (hit == GC_POSITIVE) {
+		struct ginode *i = *ifind(c, nid);
+
+		iref_locked(c, nid);
+		*a = i->ca.attr;
+		*fresh = i->ca.known && i->ca.expire > now_ns(c);
+	}
+	av = c->attr_version;
+	pthread_mutex_unlock(&c->lock);
+	if (hit == GC_POSITIVE) {
+		STAT_ADD(c, dentry_hits, 1);
+		iput(c, dir);
+		*out = nid;
+		return 0;
+	}
+	if (hit == GC_NEGATIVE) {
+		STAT_ADD(c, dentry_neg_hits, 1);
+		iput(c, dir);
+		return -ENOENT;
+	}
+	ret = do_lookup(c, dir, name, &e);
+	if (ret == -ENOENT)
+		dentry_set(c, dir, name, 0);
+	if (!ret) {
+		attr_got(c, e.nodeid, &e.attr, av);
+		dentry_set(c, dir, name, e.nodeid);
+		*a = e.attr;
+		*fresh = true;
+		*out = e.nodeid;
+	}
+	iput(c, dir);
+	return ret;
 }
 
 /* ---- paths -------------------------------------------------------------- */
@@ -284,10 +583,11 @@ static int resolve(struct vqf_gcli *c, const char *path, bool parent,
 		   struct fuse_attr *attr)
 {
 	struct walk *w = malloc(sizeof(*w));
-	struct fuse_entry_out e;
+	struct fuse_attr ea;
 	char *link = NULL;
 	unsigned int i, links = 0;
-	u64 cur = FUSE_ROOT_ID;
+	u64 cur = FUSE_ROOT_ID, next;
+	bool fresh = false;
 	int ret;
 
 	if (!w)
@@ -309,14 +609,13 @@ restart:
 	for (i = 0; i < w->n - (parent ? 1 : 0); i++) {
 		bool is_last = i + 1 == w->n;
 
-		ret = do_lookup(c, cur, w->comp[i], &e);
-		iput(c, cur);
+		ret = walk_one(c, cur, w->comp[i], &next, &ea, &fresh);
 		if (ret)
 			goto out;
-		cur = e.nodeid;
+		cur = next;
 		if (attr)
-			*attr = e.attr;
-		if (S_ISLNK(e.attr.mode) && (!is_last || follow)) {
+			*attr = ea;
+		if (S_ISLNK(ea.mode) && (!is_last || follow)) {
 			ssize_t n;
 			unsigned int k;
 
@@ -379,20 +678,17 @@ restart:
 	}
 	*out = cur;
 	ret = 0;
-	if (!attr || parent || cur != FUSE_ROOT_ID)
+	if (!attr || parent)
 		goto out;
-	/* The root's attributes: nobody looked it up. */
-	{
-		struct vqf_gdrv_call cl;
-		struct fuse_getattr_in gi = { 0 };
-		struct fuse_attr_out ao;
-
-		memset(&cl, 0, sizeof(cl));
-		vqf_req_init_getattr(&cl.req, 0, FUSE_ROOT_ID, &gi, &ao);
-		ret = send(c, &cl);
-		if (!ret)
-			*attr = ao.attr;
-	}
+	/* Attributes the walk did not bring (the root is never looked up,
+	 * a dentry hit may have outlived its inode's attributes).
+	 */
+	if (cur == FUSE_ROOT_ID || !fresh)
+		ret = node_attr(c, cur, 0, attr);
+	else
+		attr_fix_size(c, cur, attr);
+	if (ret)
+		iput(c, cur);
 out:
 	free(link);
 	free(w);
@@ -405,6 +701,7 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 		 struct vqf_gcli **out)
 {
 	const struct fuse_init_out *io;
+	struct ginode *root;
 	struct vqf_gcli *c;
 	unsigned int i;
 
@@ -440,6 +737,21 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	if (c->wchunk < 4096)
 		c->wchunk = c->rchunk = 4096;
 	c->posix_owner = 0x5eed0000ULL ^ (u64)(uintptr_t)c;
+	c->ttl = c->cfg.timeout_ns ? c->cfg.timeout_ns : 1000000000ULL;
+	/* The root is never looked up nor forgotten, but has caches. */
+	root = calloc(1, sizeof(*root));
+	if (!root || c->cfg.cache > VQF_GCLI_CACHE_ALWAYS ||
+	    gc_dcache_init(&c->dc, c->cfg.icache_max, dput_locked, c)) {
+		int ret = root ? (c->cfg.cache > VQF_GCLI_CACHE_ALWAYS ?
+				  -EINVAL : -ENOMEM) : -ENOMEM;
+
+		free(root);
+		free(c->files);
+		free(c);
+		return ret;
+	}
+	root->nodeid = FUSE_ROOT_ID;
+	c->buckets[FUSE_ROOT_ID % GCLI_BUCKETS] = root;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->slock, NULL);
 	*out = c;
@@ -531,6 +843,36 @@ static void release(struct vqf_gcli *c, const struct gfile *f)
 	send(c, &cl);
 }
 
+/*
+ * The flags OPEN/CREATE carry.  With writeback the client may read what
+ * it partly overwrites, and it places appends itself: write-only opens
+ * become read-write and O_APPEND stays here (as passthrough_ll does on
+ * the server side for a writeback mount).
+ */
+static int wire_flags(const struct vqf_gcli *c, int flags)
+{
+	if (!writeback(c))
+		return flags;
+	if ((flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	return flags & ~O_APPEND;
+}
+
+/* cache=auto opens without FOPEN_KEEP_CACHE: clean pages are dropped. */
+static void close_to_open(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i;
+	u64 n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && !i->pc.dirty)
+		n = gc_pages_drop(&i->pc, 0, GC_NEVER);
+	pthread_mutex_unlock(&c->lock);
+	if (n)
+		STAT_ADD(c, pages_invalidated, n);
+}
+
 static int open_node(struct vqf_gcli *c, u64 nodeid, int flags, bool dir,
 		     u64 *fh)
 {
@@ -574,11 +916,12 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 		if (ret == -ENOENT) {
 			struct vqf_gdrv_call cl;
 			struct fuse_create_in ci = {
-				.flags = (u32)(flags & ~(O_CREAT | O_EXCL |
-							 O_NOCTTY)),
+				.flags = (u32)(wire_flags(c, flags) &
+					       ~(O_CREAT | O_EXCL | O_NOCTTY)),
 				.mode = mode, .umask = 0,
 			};
 			struct fuse_open_out oo;
+			u64 av = attr_sample(c);
 
 			call_init(&cl, FUSE_CREATE, parent);
 			vqf_req_add_in(&cl.req, &ci, sizeof(ci));
@@ -587,10 +930,14 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 			vqf_req_add_out(&cl.req, &oo, sizeof(oo));
 			memset(&e, 0, sizeof(e));
 			ret = send(c, &cl);
+			if (!ret)
+				ret = entry_got(c, &e, true);
+			if (!ret) {
+				attr_got(c, e.nodeid, &e.attr, av);
+				dentry_set(c, parent, name, e.nodeid);
+				attr_inval(c, parent);
+			}
 			iput(c, parent);
-			if (ret)
-				return ret;
-			ret = entry_got(c, &e, true);
 			if (ret)
 				return ret;
 			fd = falloc(c, e.nodeid, oo.fh, flags, false);
@@ -637,9 +984,16 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 		}
 		dir = true;
 	}
-	ret = open_node(c, nodeid, flags, dir, &fh);
+	ret = open_node(c, nodeid, dir ? flags : wire_flags(c, flags), dir,
+			&fh);
 	if (ret)
 		goto fail;
+	if (!dir && (flags & O_TRUNC)) {
+		pages_truncate(c, nodeid, 0);
+		attr_inval(c, nodeid);
+	} else if (!dir && c->cfg.cache == VQF_GCLI_CACHE_AUTO) {
+		close_to_open(c, nodeid);
+	}
 	fd = falloc(c, nodeid, fh, flags, dir);
 	if (fd < 0) {
 		struct gfile tmp = { .nodeid = nodeid, .fh = fh,
@@ -658,6 +1012,7 @@ fail:
 int vqf_gcli_close(struct vqf_gcli *c, int fd)
 {
 	struct gfile *f = fget(c, fd), copy;
+	int ret = 0;
 
 	STAT_ADD(c, calls, 1);
 	if (!f)
@@ -666,26 +1021,248 @@ int vqf_gcli_close(struct vqf_gcli *c, int fd)
 	copy = *f;
 	f->used = false;
 	pthread_mutex_unlock(&c->lock);
+	/* fuse_flush: dirty pages reach the server before FLUSH, and a
+	 * failed writeback is close()'s error.
+	 */
+	if (!copy.dir && (copy.flags & O_ACCMODE) != O_RDONLY)
+		ret = wb_flush(c, copy.nodeid, copy.fh);
 	release(c, &copy);
 	iput(c, copy.nodeid);
-	return 0;
+	return ret;
 }
 
 static int getattr_fh(struct vqf_gcli *c, struct gfile *f,
 		      struct fuse_attr *a)
 {
+	return getattr_node(c, f->nodeid, f->fh, a);
+}
+
+/* ---- page cache ---------------------------------------------------------- */
+
+#define GCLI_WB_MAX_DIRTY	1024	/* pages per inode before writeback */
+
+/* Truncation: pages past @size go, the last one is cut. */
+static void pages_truncate(struct vqf_gcli *c, u64 nodeid, u64 size)
+{
+	u32 in = (u32)(size % GC_PAGE_SIZE);
+	struct gc_page *p;
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i) {
+		gc_pages_drop(&i->pc, size + (in ? GC_PAGE_SIZE - in : 0),
+			      GC_NEVER);
+		p = in ? gc_page_find(&i->pc, size / GC_PAGE_SIZE) : NULL;
+		if (p && p->len > in) {
+			p->len = in;
+			if (p->dirty_to > in)
+				p->dirty_to = in;
+			if (p->dirty_to && p->dirty_from >= p->dirty_to)
+				gc_page_clean(&i->pc, p);
+		}
+		if (i->wb_size_set)
+			i->wb_size = size;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Drops the pages of [@off, @off + @len) (fallocate, copy_file_range). */
+static void pages_drop(struct vqf_gcli *c, u64 nodeid, u64 off, u64 len)
+{
+	struct ginode *i;
+	u64 n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i)
+		n = gc_pages_drop(&i->pc, off, len ? off + len : GC_NEVER);
+	pthread_mutex_unlock(&c->lock);
+	if (n)
+		STAT_ADD(c, pages_invalidated, n);
+}
+
+/* A write that went through to the server: cached pages follow it. */
+static void pages_written(struct vqf_gcli *c, u64 nodeid, const u8 *buf,
+			  u64 off, u64 n)
+{
+	struct ginode *i;
+	u64 done = 0;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	while (i && i->pc.count && done < n) {
+		u64 pos = off + done;
+		u32 in = (u32)(pos % GC_PAGE_SIZE);
+		u32 take = GC_PAGE_SIZE - in < n - done ?
+			   GC_PAGE_SIZE - in : (u32)(n - done);
+		struct gc_page *p = gc_page_find(&i->pc, pos / GC_PAGE_SIZE);
+
+		if (p && p->len >= in) {
+			memcpy(p->data + in, buf + done, take);
+			if (in + take > p->len)
+				p->len = in + take;
+		} else if (p) {
+			/* A gap before the new bytes: let a read fetch it. */
+			gc_pages_drop(&i->pc, pos, pos + 1);
+		}
+		done += take;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * One READ of pages [@idx, @idx + @np) into the cache; dirty pages keep
+ * their bytes.  Returns the bytes read (short at end of file) or -errno.
+ */
+static ssize_t fill_pages(struct vqf_gcli *c, struct gfile *f, u64 idx,
+			  u32 np)
+{
+	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	u32 size = np * GC_PAGE_SIZE, got, k;
+	struct fuse_read_in ri = { .fh = f->fh, .offset = idx * GC_PAGE_SIZE,
+				   .size = size, .flags = (u32)f->flags };
+	struct vqf_page_desc pd = { .offset = 0, .length = size };
 	struct vqf_gdrv_call cl;
-	struct fuse_getattr_in gi = { .getattr_flags = FUSE_GETATTR_FH,
-				      .fh = f->fh };
-	struct fuse_attr_out ao;
+	struct ginode *i;
+	u8 *buf;
 	int ret;
 
+	buf = vqf_gram_alloc(ram, size, false);
+	if (!buf)
+		return -ENOMEM;
+	pd.page = buf;
 	memset(&cl, 0, sizeof(cl));
-	vqf_req_init_getattr(&cl.req, 0, f->nodeid, &gi, &ao);
+	vqf_req_init_read(&cl.req, FUSE_READ, 0, f->nodeid, &ri, &pd, 1,
+			  false);
 	ret = send(c, &cl);
-	if (!ret)
-		*a = ao.attr;
-	return ret;
+	if (ret) {
+		vqf_gram_release(ram, buf);
+		return ret;
+	}
+	got = cl.req.out_args[0].size;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, f->nodeid);
+	for (k = 0; i && k * GC_PAGE_SIZE < got; k++) {
+		u32 len = got - k * GC_PAGE_SIZE;
+		struct gc_page *p = gc_page_get(&i->pc, idx + k);
+
+		if (!p)
+			break;
+		if (p->dirty_to)
+			continue;
+		if (len > GC_PAGE_SIZE)
+			len = GC_PAGE_SIZE;
+		memcpy(p->data, buf + k * GC_PAGE_SIZE, len);
+		p->len = len;
+	}
+	pthread_mutex_unlock(&c->lock);
+	vqf_gram_release(ram, buf);
+	STAT_ADD(c, pages_read, k);
+	STAT_ADD(c, bytes_copied, got);
+	return got;
+}
+
+/*
+ * Copies what the cache holds of page @idx from byte @in: returns the
+ * bytes copied, 0 on a miss, -1 for a page that ends at @in (end of file
+ * as far as that page knows).
+ */
+static ssize_t page_copy(struct vqf_gcli *c, u64 nodeid, u64 idx, u32 in,
+			 u8 *dst, u32 want)
+{
+	struct gc_page *p;
+	struct ginode *i;
+	ssize_t r = 0;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	p = i ? gc_page_find(&i->pc, idx) : NULL;
+	if (p && p->len > in) {
+		r = p->len - in < want ? p->len - in : want;
+		memcpy(dst, p->data + in, (size_t)r);
+	} else if (p && p->len == in && p->len < GC_PAGE_SIZE) {
+		r = -1;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+/*
+ * A hole the server has no bytes for, below the size the client knows
+ * (a writeback extension not written back yet): zeros in the cache.
+ */
+static void page_zero_to(struct vqf_gcli *c, u64 nodeid, u64 idx, u32 len)
+{
+	struct gc_page *p;
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	p = i ? gc_page_get(&i->pc, idx) : NULL;
+	if (p && p->len < len) {
+		memset(p->data + p->len, 0, len - p->len);
+		p->len = len;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* read() through the page cache, bounded by the size the client knows. */
+static ssize_t cached_pread(struct vqf_gcli *c, struct gfile *f, u8 *buf,
+			    size_t n, off_t off)
+{
+	u32 max_np = c->rchunk / GC_PAGE_SIZE ? c->rchunk / GC_PAGE_SIZE : 1;
+	struct fuse_attr a;
+	size_t done = 0;
+	bool filled = false;
+	int ret;
+
+	ret = node_attr(c, f->nodeid, f->fh, &a);
+	if (ret)
+		return ret;
+	if ((u64)off >= a.size)
+		return 0;
+	if (n > a.size - (u64)off)
+		n = (size_t)(a.size - (u64)off);
+	while (done < n) {
+		u64 pos = (u64)off + done, idx = pos / GC_PAGE_SIZE;
+		u32 in = (u32)(pos % GC_PAGE_SIZE);
+		u32 want = GC_PAGE_SIZE - in < n - done ?
+			   GC_PAGE_SIZE - in : (u32)(n - done);
+		ssize_t r = page_copy(c, f->nodeid, idx, in, buf + done, want);
+		u32 np = 1;
+
+		if (r > 0) {
+			STAT_ADD(c, page_hits, 1);
+			done += (size_t)r;
+			filled = false;
+			continue;
+		}
+		if (filled) {
+			/* The server has nothing there but we know a larger
+			 * size: a hole of ours.
+			 */
+			u64 end = a.size - idx * GC_PAGE_SIZE;
+
+			page_zero_to(c, f->nodeid, idx, end < GC_PAGE_SIZE ?
+				     (u32)end : GC_PAGE_SIZE);
+			filled = false;
+			if (page_copy(c, f->nodeid, idx, in, buf + done,
+				      want) <= 0)
+				break;
+			continue;
+		}
+		/* Read ahead what this call still wants, up to a chunk. */
+		while (np < max_np &&
+		       (idx + np) * GC_PAGE_SIZE < (u64)off + n)
+			np++;
+		r = fill_pages(c, f, idx, np);
+		if (r < 0)
+			return done ? (ssize_t)done : r;
+		filled = true;
+	}
+	STAT_ADD(c, bytes_read, done);
+	return (ssize_t)done;
 }
 
 static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
@@ -701,6 +1278,8 @@ static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 		return -EBADF;
 	if (off < 0)
 		return -EINVAL;
+	if (caching(c))
+		return cached_pread(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->rchunk ? (n ? n : 1) : c->rchunk,
 			      false);
 	if (!page)
@@ -737,6 +1316,210 @@ static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 	return (ssize_t)done;
 }
 
+struct wb_run {
+	u64 off;
+	u32 len;
+	u8 *data;	/* guest RAM */
+};
+
+/*
+ * Writes the inode's dirty pages back through @fh: contiguous dirty bytes
+ * go in one WRITE of up to max_write.  The bytes are copied out under the
+ * lock and the pages marked clean before sending, so a write racing the
+ * flush dirties them again.  Returns 0 or the first error (the data of a
+ * failed WRITE is lost, as after a failed writeback; close/fsync say so).
+ */
+static int wb_flush(struct vqf_gcli *c, u64 nodeid, u64 fh)
+{
+	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	struct wb_run *runs = NULL;
+	struct gc_page **v;
+	struct ginode *i;
+	u64 n = 0, k, nruns = 0, pages = 0;
+	int ret = 0, err;
+
+	if (!writeback(c))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	v = i ? gc_pages_dirty(&i->pc, &n, &err) : NULL;
+	if (n)
+		runs = calloc(n, sizeof(*runs));
+	for (k = 0; runs && k < n; ) {
+		u64 first = k, bytes = v[k]->dirty_to - v[k]->dirty_from;
+		struct wb_run *r = &runs[nruns];
+		u8 *d;
+
+		while (k + 1 < n && v[k]->dirty_to == GC_PAGE_SIZE &&
+		       v[k + 1]->index == v[k]->index + 1 &&
+		       v[k + 1]->dirty_from == 0 &&
+		       bytes + v[k + 1]->dirty_to <= c->wchunk) {
+			k++;
+			bytes += v[k]->dirty_to;
+		}
+		r->off = v[first]->index * GC_PAGE_SIZE + v[first]->dirty_from;
+		r->len = (u32)bytes;
+		r->data = vqf_gram_alloc(ram, r->len, false);
+		if (!r->data) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (d = r->data; first <= k; first++) {
+			struct gc_page *p = v[first];
+			u32 len = p->dirty_to - p->dirty_from;
+
+			memcpy(d, p->data + p->dirty_from, len);
+			d += len;
+			gc_page_clean(&i->pc, p);
+			pages++;
+		}
+		nruns++;
+		k++;
+	}
+	if (i && !i->pc.dirty)
+		i->wb_size_set = false;
+	pthread_mutex_unlock(&c->lock);
+	free(v);
+	if (n && !runs)
+		ret = -ENOMEM;
+	for (k = 0; k < nruns; k++) {
+		struct wb_run *r = &runs[k];
+		struct fuse_write_in wi = { .fh = fh, .offset = r->off,
+					    .size = r->len };
+		struct vqf_page_desc pd = { .page = r->data, .offset = 0,
+					    .length = r->len };
+		struct fuse_write_out wo = { 0 };
+		struct vqf_gdrv_call cl;
+		int e;
+
+		memset(&cl, 0, sizeof(cl));
+		vqf_req_init_write(&cl.req, 0, nodeid, &wi, &pd, 1, &wo);
+		e = send(c, &cl);
+		if (!e && wo.size != r->len)
+			e = -EIO;
+		if (e && !ret)
+			ret = e;
+		STAT_ADD(c, wb_writes, 1);
+		vqf_gram_release(ram, r->data);
+	}
+	free(runs);
+	STAT_ADD(c, wb_pages, pages);
+	if (nruns)
+		attr_inval(c, nodeid);
+	return ret;
+}
+
+/* Writes back @nodeid's dirty pages through any file open for writing. */
+static int wb_flush_any(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i;
+	unsigned int k;
+	bool dirty;
+	u64 fh = 0;
+
+	if (!writeback(c))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	dirty = i && i->pc.dirty;
+	for (k = 0; dirty && k < c->cfg.max_files; k++) {
+		struct gfile *f = &c->files[k];
+
+		if (f->used && !f->dir && f->nodeid == nodeid &&
+		    (f->flags & O_ACCMODE) != O_RDONLY) {
+			fh = f->fh;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* Dirty pages without a writable file cannot be (close flushes). */
+	return dirty && fh ? wb_flush(c, nodeid, fh) : 0;
+}
+
+/* The size the client knows for @f: its own while it has dirty pages. */
+static int known_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
+{
+	struct fuse_attr a;
+	int ret = node_attr(c, f->nodeid, f->fh, &a);
+
+	if (!ret)
+		*size = a.size;
+	return ret;
+}
+
+/*
+ * write() with writeback: into the page cache, dirty, reaching the server
+ * at close, fsync or when an inode has too many dirty pages.  A partial
+ * page the server has bytes for is read first (read-modify-write).
+ */
+static ssize_t wb_write(struct vqf_gcli *c, struct gfile *f, const void *buf,
+			size_t n, off_t off)
+{
+	const u8 *src = buf;
+	struct ginode *i;
+	size_t done = 0;
+	u64 size, dirty;
+	int ret;
+
+	ret = known_size(c, f, &size);
+	if (ret)
+		return ret;
+	while (done < n) {
+		u64 pos = (u64)off + done, idx = pos / GC_PAGE_SIZE;
+		u32 in = (u32)(pos % GC_PAGE_SIZE);
+		u32 take = GC_PAGE_SIZE - in < n - done ?
+			   GC_PAGE_SIZE - in : (u32)(n - done);
+		struct gc_page *p;
+		bool partial = in || take < GC_PAGE_SIZE;
+
+		pthread_mutex_lock(&c->lock);
+		i = *ifind(c, f->nodeid);
+		p = i ? gc_page_find(&i->pc, idx) : NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (!p && partial && idx * GC_PAGE_SIZE < size) {
+			ssize_t r = fill_pages(c, f, idx, 1);
+
+			if (r < 0)
+				return done ? (ssize_t)done : r;
+		}
+		pthread_mutex_lock(&c->lock);
+		i = *ifind(c, f->nodeid);
+		p = i ? gc_page_get(&i->pc, idx) : NULL;
+		if (!p) {
+			pthread_mutex_unlock(&c->lock);
+			return done ? (ssize_t)done : -ENOMEM;
+		}
+		if (p->len < in)
+			memset(p->data + p->len, 0, in - p->len);
+		memcpy(p->data + in, src + done, take);
+		if (in + take > p->len)
+			p->len = in + take;
+		gc_page_mark_dirty(&i->pc, p, in, in + take);
+		if (!i->wb_size_set) {
+			i->wb_size = size;
+			i->wb_size_set = true;
+		}
+		if (pos + take > i->wb_size)
+			i->wb_size = pos + take;
+		size = i->wb_size;
+		pthread_mutex_unlock(&c->lock);
+		STAT_ADD(c, bytes_copied, take);
+		done += take;
+	}
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, f->nodeid);
+	dirty = i ? i->pc.dirty : 0;
+	pthread_mutex_unlock(&c->lock);
+	attr_inval(c, f->nodeid);	/* mtime */
+	STAT_ADD(c, bytes_written, done);
+	if (dirty > GCLI_WB_MAX_DIRTY) {
+		ret = wb_flush(c, f->nodeid, f->fh);
+		if (ret)
+			return ret;
+	}
+	return (ssize_t)done;
+}
+
 static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 			 const void *buf, size_t n, off_t off)
 {
@@ -752,6 +1535,8 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 		return -EINVAL;
 	if (!n)
 		return 0;
+	if (writeback(c))
+		return wb_write(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
 	if (!page)
 		return -ENOMEM;
@@ -781,11 +1566,15 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 			vqf_gram_release(ram, page);
 			return -EIO;
 		}
+		pages_written(c, f->nodeid, (const u8 *)buf + done,
+			      (u64)off + done, wo.size);
 		done += wo.size;
 		if (wo.size < chunk)
 			break;
 	}
 	vqf_gram_release(ram, page);
+	/* Size and mtime moved on the server (fuse_write_update_attr). */
+	attr_inval(c, f->nodeid);
 	STAT_ADD(c, bytes_written, done);
 	return (ssize_t)done;
 }
@@ -836,8 +1625,16 @@ ssize_t vqf_gcli_write(struct vqf_gcli *c, int fd, const void *buf, size_t n)
 		return -EBADF;
 	pthread_mutex_lock(&f->lock);
 	if (f->flags & O_APPEND) {
-		/* No cached size: ask for it, as cache=none must. */
-		ret = getattr_fh(c, f, &a);
+		/* The server appends (O_APPEND on its file) and we learn
+		 * the size; with writeback the client owns the size.
+		 */
+		if (writeback(c)) {
+			ret = node_attr(c, f->nodeid, f->fh, &a);
+		} else {
+			ret = getattr_fh(c, f, &a);
+			if (!ret)
+				attr_fix_size(c, f->nodeid, &a);
+		}
 		if (ret) {
 			pthread_mutex_unlock(&f->lock);
 			return ret;
@@ -870,7 +1667,7 @@ off_t vqf_gcli_lseek(struct vqf_gcli *c, int fd, off_t off, int whence)
 		np = f->pos + off;
 		break;
 	case SEEK_END:
-		ret = getattr_fh(c, f, &a);
+		ret = node_attr(c, f->nodeid, f->fh, &a);
 		if (ret) {
 			pthread_mutex_unlock(&f->lock);
 			return ret;
@@ -919,6 +1716,12 @@ int vqf_gcli_fsync(struct vqf_gcli *c, int fd, bool datasync)
 		return -EBADF;
 	fi.fh = f->fh;
 	fi.fsync_flags = datasync ? 1 : 0;
+	if (!f->dir) {
+		int ret = wb_flush(c, f->nodeid, f->fh);
+
+		if (ret)
+			return ret;
+	}
 	call_init(&cl, f->dir ? FUSE_FSYNCDIR : FUSE_FSYNC, f->nodeid);
 	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
 	return send(c, &cl);
@@ -929,11 +1732,32 @@ static int setattr(struct vqf_gcli *c, u64 nodeid,
 {
 	struct vqf_gdrv_call cl;
 	struct fuse_attr_out ao;
+	u64 av;
+	int ret;
 
+	/*
+	 * fuse_do_setattr: dirty pages go first, or their WRITE would
+	 * move the mtime just set (tar sets it before close).
+	 */
+	if (si->valid & (FATTR_MODE | FATTR_UID | FATTR_GID | FATTR_ATIME |
+			 FATTR_MTIME)) {
+		ret = wb_flush_any(c, nodeid);
+		if (ret)
+			return ret;
+	}
 	call_init(&cl, FUSE_SETATTR, nodeid);
 	vqf_req_add_in(&cl.req, si, sizeof(*si));
 	vqf_req_add_out(&cl.req, &ao, sizeof(ao));
-	return send(c, &cl);
+	/* Our own change: whatever was in flight before is older. */
+	attr_inval(c, nodeid);
+	av = attr_sample(c);
+	ret = send(c, &cl);
+	if (ret)
+		return ret;
+	if (si->valid & FATTR_SIZE)
+		pages_truncate(c, nodeid, si->size);
+	attr_got(c, nodeid, &ao.attr, av);
+	return 0;
 }
 
 int vqf_gcli_ftruncate(struct vqf_gcli *c, int fd, off_t len)
@@ -963,7 +1787,7 @@ int vqf_gcli_fstat(struct vqf_gcli *c, int fd, struct stat *st)
 	STAT_ADD(c, calls, 1);
 	if (!f)
 		return -EBADF;
-	ret = getattr_fh(c, f, &a);
+	ret = node_attr(c, f->nodeid, f->fh, &a);
 	if (!ret)
 		attr_to_stat(&a, st);
 	return ret;
@@ -975,6 +1799,7 @@ int vqf_gcli_fallocate(struct vqf_gcli *c, int fd, int mode, off_t off,
 	struct gfile *f = fget(c, fd);
 	struct vqf_gdrv_call cl;
 	struct fuse_fallocate_in fi = { 0 };
+	int ret;
 
 	STAT_ADD(c, calls, 1);
 	if (!f)
@@ -985,9 +1810,17 @@ int vqf_gcli_fallocate(struct vqf_gcli *c, int fd, int mode, off_t off,
 	fi.offset = (u64)off;
 	fi.length = (u64)len;
 	fi.mode = (u32)mode;
+	ret = wb_flush(c, f->nodeid, f->fh);
+	if (ret)
+		return ret;
 	call_init(&cl, FUSE_FALLOCATE, f->nodeid);
 	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
-	return send(c, &cl);
+	ret = send(c, &cl);
+	if (!ret) {
+		pages_drop(c, f->nodeid, (u64)off, (u64)len);
+		attr_inval(c, f->nodeid);
+	}
+	return ret;
 }
 
 ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
@@ -1011,13 +1844,23 @@ ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
 	ci.fh_out = fo->fh;
 	ci.off_out = (u64)off_out;
 	ci.len = len;
+	/* fuse_copy_file_range: both files written back first. */
+	ret = wb_flush(c, fi->nodeid, fi->fh);
+	if (!ret)
+		ret = wb_flush(c, fo->nodeid, fo->fh);
+	if (ret)
+		return ret;
 	call_init(&cl, FUSE_COPY_FILE_RANGE, fi->nodeid);
 	vqf_req_add_in(&cl.req, &ci, sizeof(ci));
 	vqf_req_add_out(&cl.req, &wo, sizeof(wo));
 	ret = send(c, &cl);
 	if (ret)
 		return ret;
-	return wo.size > len ? -EIO : (ssize_t)wo.size;
+	if (wo.size > len)
+		return -EIO;
+	pages_drop(c, fo->nodeid, (u64)off_out, wo.size);
+	attr_inval(c, fo->nodeid);
+	return (ssize_t)wo.size;
 }
 
 int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
@@ -1143,7 +1986,7 @@ static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 	char name[NAME_MAX + 1];
 	struct vqf_gdrv_call cl;
 	struct fuse_entry_out e;
-	u64 parent;
+	u64 parent, av;
 	int ret;
 
 	STAT_ADD(c, calls, 1);
@@ -1158,10 +2001,11 @@ static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 		vqf_req_add_in(&cl.req, target, (u32)strlen(target) + 1);
 	vqf_req_add_out(&cl.req, &e, sizeof(e));
 	memset(&e, 0, sizeof(e));
+	av = attr_sample(c);
 	ret = send(c, &cl);
-	iput(c, parent);
 	if (!ret)
-		ret = entry_got(c, &e, false);
+		ret = new_entry(c, parent, name, &e, av);
+	iput(c, parent);
 	return ret;
 }
 
@@ -1204,6 +2048,19 @@ static int remove_name(struct vqf_gcli *c, const char *path, u32 opcode)
 	call_init(&cl, opcode, parent);
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	ret = send(c, &cl);
+	if (!ret) {
+		u64 gone = dentry_drop(c, parent, name);
+
+		if (gone) {
+			attr_inval(c, gone);	/* nlink, ctime */
+			if (opcode == FUSE_RMDIR) {
+				pthread_mutex_lock(&c->lock);
+				gc_d_drop_node(&c->dc, gone);
+				pthread_mutex_unlock(&c->lock);
+			}
+		}
+		attr_inval(c, parent);
+	}
 	iput(c, parent);
 	return ret;
 }
@@ -1251,6 +2108,16 @@ int vqf_gcli_rename(struct vqf_gcli *c, const char *from, const char *to,
 	vqf_req_add_in(&cl.req, n1, (u32)strlen(n1) + 1);
 	vqf_req_add_in(&cl.req, n2, (u32)strlen(n2) + 1);
 	ret = send(c, &cl);
+	if (!ret) {
+		u64 a = dentry_drop(c, p1, n1), b = dentry_drop(c, p2, n2);
+
+		if (a)
+			attr_inval(c, a);
+		if (b)
+			attr_inval(c, b);
+		attr_inval(c, p1);
+		attr_inval(c, p2);
+	}
 	iput(c, p1);
 	iput(c, p2);
 	return ret;
@@ -1263,7 +2130,7 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	struct fuse_link_in li;
 	struct fuse_entry_out e;
 	struct fuse_attr a;
-	u64 old, parent;
+	u64 old, parent, av;
 	int ret;
 
 	STAT_ADD(c, calls, 1);
@@ -1285,11 +2152,12 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	vqf_req_add_out(&cl.req, &e, sizeof(e));
 	memset(&e, 0, sizeof(e));
+	av = attr_sample(c);
 	ret = send(c, &cl);
+	if (!ret)
+		ret = new_entry(c, parent, name, &e, av);
 	iput(c, parent);
 	iput(c, old);
-	if (!ret)
-		ret = entry_got(c, &e, false);
 	return ret;
 }
 
@@ -1445,8 +2313,9 @@ int vqf_gcli_statfs(struct vqf_gcli *c, const char *path, struct statvfs *sv)
  * move.  Returns 0 and the last offset, a callback's nonzero value, or
  * -EIO for a malformed reply.
  */
-static int parse_dir(struct vqf_gcli *c, const u8 *buf, u32 len, bool plus,
-		     vqf_gcli_dirent_fn fn, void *ctx, u64 *last_off)
+static int parse_dir(struct vqf_gcli *c, u64 dir, u64 av, const u8 *buf,
+		     u32 len, bool plus, vqf_gcli_dirent_fn fn, void *ctx,
+		     u64 *last_off)
 {
 	u32 pos = 0;
 	char name[NAME_MAX + 1];
@@ -1484,10 +2353,14 @@ static int parse_dir(struct vqf_gcli *c, const u8 *buf, u32 len, bool plus,
 				st.st_ino = d.ino;
 			if (!st.st_mode)
 				st.st_mode = d.type << 12;
-			/* Every entry but . and .. counts a lookup. */
+			/* Every entry but . and .. counts a lookup, and
+			 * primes the caches (fuse_direntplus_link).
+			 */
 			if (e.nodeid && strcmp(name, ".") &&
-			    strcmp(name, ".."))
-				entry_got(c, &e, false);
+			    strcmp(name, "..") && !entry_got(c, &e, false)) {
+				attr_got(c, e.nodeid, &e.attr, av);
+				dentry_set(c, dir, name, e.nodeid);
+			}
 		} else {
 			st.st_ino = d.ino;
 			st.st_mode = d.type << 12;
@@ -1531,7 +2404,7 @@ int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
 					   .size = GCLI_DIRBUF };
 		struct vqf_page_desc pd = { .page = page,
 					    .length = GCLI_DIRBUF };
-		u64 prev = off;
+		u64 prev = off, av = attr_sample(c);
 		u32 got;
 
 		memset(&cl, 0, sizeof(cl));
@@ -1545,7 +2418,7 @@ int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
 			break;
 		/* Parse a private copy: the device may still write. */
 		memcpy(copy, page, got);
-		ret = parse_dir(c, copy, got, plus, fn, ctx, &off);
+		ret = parse_dir(c, nodeid, av, copy, got, plus, fn, ctx, &off);
 		if (ret)
 			break;
 		/* A server that never moves on would loop forever. */
@@ -1598,6 +2471,8 @@ int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	vqf_req_add_in(&cl.req, value, (u32)size);
 	ret = send(c, &cl);
+	if (!ret)
+		attr_inval(c, nodeid);	/* ctime */
 	iput(c, nodeid);
 	return ret;
 }
@@ -1666,8 +2541,90 @@ int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
 	call_init(&cl, FUSE_REMOVEXATTR, nodeid);
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	ret = send(c, &cl);
+	if (!ret)
+		attr_inval(c, nodeid);
 	iput(c, nodeid);
 	return ret;
+}
+
+/* ---- notifications ------------------------------------------------------ */
+
+/*
+ * What the device's notification queue delivers (fuse_notify_inval_inode,
+ * fuse_notify_inval_entry, fuse_notify_delete).  The device is not
+ * trusted: sizes must match the code exactly and names be proper.
+ */
+int vqf_gcli_notify(struct vqf_gcli *c, int code, const void *data, u32 len)
+{
+	char name[NAME_MAX + 1];
+
+	switch (code) {
+	case FUSE_NOTIFY_INVAL_INODE: {
+		struct fuse_notify_inval_inode_out ii;
+		struct ginode *i;
+		u64 n = 0;
+
+		if (len != sizeof(ii))
+			break;
+		memcpy(&ii, data, sizeof(ii));
+		pthread_mutex_lock(&c->lock);
+		i = *ifind(c, ii.ino);
+		if (i) {
+			gc_attr_invalidate(&i->ca, &c->attr_version);
+			/* off < 0: attributes only; len <= 0: to the end. */
+			if (ii.off >= 0)
+				n = gc_pages_drop(&i->pc, (u64)ii.off,
+						  ii.len > 0 ? (u64)ii.off +
+						  (u64)ii.len : GC_NEVER);
+		}
+		pthread_mutex_unlock(&c->lock);
+		STAT_ADD(c, notify_inval_inode, 1);
+		if (n)
+			STAT_ADD(c, pages_invalidated, n);
+		return 0;
+	}
+	case FUSE_NOTIFY_INVAL_ENTRY:
+	case FUSE_NOTIFY_DELETE: {
+		struct fuse_notify_inval_entry_out ie;
+		struct fuse_notify_delete_out de;
+		u64 parent, child = 0, gone;
+		u32 hdr, namelen;
+
+		if (code == FUSE_NOTIFY_INVAL_ENTRY) {
+			hdr = sizeof(ie);
+			if (len < hdr)
+				break;
+			memcpy(&ie, data, hdr);
+			parent = ie.parent;
+			namelen = ie.namelen;
+		} else {
+			hdr = sizeof(de);
+			if (len < hdr)
+				break;
+			memcpy(&de, data, hdr);
+			parent = de.parent;
+			child = de.child;
+			namelen = de.namelen;
+		}
+		if (!namelen || namelen > NAME_MAX ||
+		    len != hdr + namelen + 1 ||
+		    ((const char *)data)[hdr + namelen])
+			break;
+		memcpy(name, (const char *)data + hdr, namelen + 1);
+		if (strlen(name) != namelen || strchr(name, '/'))
+			break;
+		gone = dentry_drop(c, parent, name);
+		attr_inval(c, parent);
+		if (gone && (!child || gone == child))
+			attr_inval(c, gone);
+		STAT_ADD(c, notify_inval_entry, 1);
+		return 0;
+	}
+	default:
+		break;
+	}
+	STAT_ADD(c, notify_refused, 1);
+	return -EINVAL;
 }
 
 /* ---- the rest ---------------------------------------------------------------- */
@@ -1707,6 +2664,7 @@ void vqf_gcli_free(struct vqf_gcli *c)
 		if (c->files[i].used)
 			vqf_gcli_close(c, (int)i);
 	pthread_mutex_lock(&c->lock);
+	gc_dcache_destroy(&c->dc);
 	for (i = 0; i < GCLI_BUCKETS; i++) {
 		struct ginode *n, *next;
 
@@ -1714,6 +2672,7 @@ void vqf_gcli_free(struct vqf_gcli *c)
 			next = n->next;
 			if (n->nodeid != FUSE_ROOT_ID && n->nlookup)
 				vqf_gdrv_forget(c->g, n->nodeid, n->nlookup);
+			gc_pages_free(&n->pc);
 			free(n);
 		}
 		c->buckets[i] = NULL;

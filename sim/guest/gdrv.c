@@ -93,6 +93,7 @@ struct vqf_gdrv {
 	u64 ninflight;
 	unsigned int callers;
 	bool closing;			/* shutting down: refuse new calls */
+	pthread_rwlock_t kick_lock;	/* kicks vs the reset */
 	bool dead;			/* reset: refuse new requests */
 	bool reset_done;
 	bool poll;			/* the device serves kicks inline */
@@ -161,11 +162,17 @@ static void kick(struct gq *q, bool need)
 
 	if (!need)
 		return;
-	STAT_ADD(g, kicks, 1);
 	/* The notify register: an eventfd write, or with an inline device
-	 * the device's work itself, in this thread.
+	 * the device's work itself, in this thread.  Never into a device
+	 * being reset (the read side of kick_lock; shutdown takes the write
+	 * side once dead is set).
 	 */
-	vqf_fsdev_kick(g->dev, q->idx);
+	pthread_rwlock_rdlock(&g->kick_lock);
+	if (!is_dead(g)) {
+		STAT_ADD(g, kicks, 1);
+		vqf_fsdev_kick(g->dev, q->idx);
+	}
+	pthread_rwlock_unlock(&g->kick_lock);
 }
 
 /* Add pending requests while the ring has room (q->lock held). */
@@ -1041,6 +1048,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
 	pthread_mutex_init(&g->slock, NULL);
+	pthread_rwlock_init(&g->kick_lock, NULL);
 	g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = forget_grow_locked(g);
 	if (g->stop_fd < 0 || ret) {
@@ -1229,6 +1237,9 @@ void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 	pthread_mutex_lock(&g->lock);
 	__atomic_store_n(&g->dead, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g->lock);
+	/* Kicks in progress finish; later ones see dead. */
+	pthread_rwlock_wrlock(&g->kick_lock);
+	pthread_rwlock_unlock(&g->kick_lock);
 	/* From here the device pushes nothing. */
 	vqf_fsdev_set_status(g->dev, 0);
 	vqf_eventfd_signal(g->stop_fd);
@@ -1292,6 +1303,7 @@ void vqf_gdrv_free(struct vqf_gdrv *g)
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 	pthread_mutex_destroy(&g->slock);
+	pthread_rwlock_destroy(&g->kick_lock);
 	free(g);
 }
 

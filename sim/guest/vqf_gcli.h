@@ -9,10 +9,21 @@
  * gave us is remembered with its lookup count so that it is forgotten
  * (FORGET/BATCH_FORGET on hiprio) exactly as often as it was looked up.
  *
- * Caching: cache=none here (entry and attribute timeouts of 0, no page
- * cache): every call goes to the device.  Paths are relative to the
- * shared directory's root ("a/b", "/a/b" and "a//b/" are the same); ".."
- * is resolved lexically and never climbs above the root.
+ * Caching (struct vqf_gcli_cfg.cache), as fs/fuse does it:
+ *   - none: nothing kept between calls; every lookup, attribute and byte
+ *     goes to the device (virtiofsd's cache=none, FOPEN_DIRECT_IO).
+ *   - auto: dentries (negative ones too) and attributes expire after
+ *     timeout_ns; pages are kept while a file is open and dropped at the
+ *     next open (close-to-open) or when size or mtime are seen to change.
+ *   - always: as auto, but nothing expires: a change made behind the
+ *     client is seen only after a notification (vqf_gcli_notify()).
+ * The client's mode, not the server's entry_valid/attr_valid, sets the
+ * timeouts.  Attributes follow fuse_change_attributes()'s attr_version
+ * rule.  writeback (auto/always only): writes stay in dirty pages until
+ * close, fsync, or too many are dirty (fuse_flush writes them back).
+ * Paths are relative to the shared directory's root ("a/b", "/a/b" and
+ * "a//b/" are the same); ".." is resolved lexically and never climbs
+ * above the root.
  *
  * All calls return >= 0 on success and a negative errno on failure, like
  * the kernel's syscall entry points.  A client may be used by many
@@ -60,6 +71,19 @@ struct vqf_gcli_stats {
 	u64 bytes_written;	/* file bytes taken from callers */
 	u64 bytes_copied;	/* between caller buffers and guest pages */
 	u64 inodes;		/* inodes remembered now */
+	/* Caches (cache=auto/always). */
+	u64 dentry_hits;	/* path components answered without LOOKUP */
+	u64 dentry_neg_hits;	/* ...of which negative: -ENOENT */
+	u64 attr_hits;		/* attributes answered without GETATTR */
+	u64 attr_stale;		/* replies older than what was known: ignored */
+	u64 page_hits;		/* pages read from the page cache */
+	u64 pages_read;		/* pages filled by READ */
+	u64 pages_invalidated;	/* dropped: size/mtime changed, open, notify */
+	u64 wb_pages;		/* dirty pages written back */
+	u64 wb_writes;		/* WRITE requests of writeback */
+	u64 notify_inval_inode;	/* notifications applied */
+	u64 notify_inval_entry;
+	u64 notify_refused;	/* malformed or unknown notifications */
 };
 
 struct vqf_gcli;
@@ -151,6 +175,15 @@ ssize_t vqf_gcli_listxattr(struct vqf_gcli *c, const char *path, char *list,
 			   size_t size);
 int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
 			 const char *name);
+
+/*
+ * A notification from the device (the driver's notify callback): @code is
+ * fuse_out_header.error, @data/@len the payload.  INVAL_INODE drops the
+ * inode's attributes and pages, INVAL_ENTRY and DELETE a name.  Returns 0,
+ * or -EINVAL (counted in notify_refused) for anything else or malformed.
+ */
+int vqf_gcli_notify(struct vqf_gcli *c, int code, const void *data,
+		    u32 len);
 
 void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out);
 

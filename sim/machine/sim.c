@@ -6,6 +6,7 @@
 #include "vqf_passthrough_ll.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,20 @@ struct vqf_sim {
 	struct vqf_fsdev *dev;
 	struct vqf_gdrv *drv;
 	struct vqf_gcli *cli;
+	pthread_mutex_t notify_lock;	/* the client notified, vs its free */
+	struct vqf_gcli *notify_cli;
 };
+
+/* The driver's notifications go to the client, once there is one. */
+static void drv_notify(void *ctx, int code, const void *data, u32 len)
+{
+	struct vqf_sim *s = ctx;
+
+	pthread_mutex_lock(&s->notify_lock);
+	if (s->notify_cli)
+		vqf_gcli_notify(s->notify_cli, code, data, len);
+	pthread_mutex_unlock(&s->notify_lock);
+}
 
 /* The backend exists before the device: notifications go through here. */
 static int sim_notify(void *ctx, const struct iovec *iov, int iovcnt,
@@ -47,6 +61,7 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->notify_lock, NULL);
 	s->cfg = *cfg;
 	if (cfg->fs == VQF_SIM_FS_PTLL) {
 		s->ptll = vqf_ptll_new(cfg->shared);
@@ -100,12 +115,19 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
 	gc.notification = cfg->notification;
 	gc.poll = gc.poll || cfg->inline_kick;
+	if (!gc.notify) {
+		gc.notify = drv_notify;
+		gc.notify_ctx = s;
+	}
 	ret = vqf_gdrv_new(&gc, s->dev, s->ram, &s->drv);
 	if (ret)
 		goto fail;
 	ret = vqf_gcli_new(s->drv, &cfg->cli, &s->cli);
 	if (ret)
 		goto fail;
+	pthread_mutex_lock(&s->notify_lock);
+	s->notify_cli = s->cli;
+	pthread_mutex_unlock(&s->notify_lock);
 	*out = s;
 	return 0;
 fail:
@@ -117,6 +139,9 @@ void vqf_sim_free(struct vqf_sim *s)
 {
 	if (!s)
 		return;
+	pthread_mutex_lock(&s->notify_lock);
+	s->notify_cli = NULL;
+	pthread_mutex_unlock(&s->notify_lock);
 	vqf_gcli_free(s->cli);
 	if (s->drv)
 		vqf_gdrv_free(s->drv);
@@ -127,6 +152,7 @@ void vqf_sim_free(struct vqf_sim *s)
 	vqf_pt_free(s->pt);
 	if (s->ptll)
 		vqf_ptll_free(s->ptll);
+	pthread_mutex_destroy(&s->notify_lock);
 	free(s);
 }
 
