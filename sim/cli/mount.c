@@ -37,7 +37,8 @@ enum hop {
 	H_SYMLINK, H_RENAME, H_LINK, H_CHMOD, H_CHOWN, H_TRUNCATE, H_OPEN,
 	H_READ, H_WRITE, H_STATFS, H_FLUSH, H_RELEASE, H_FSYNC, H_SETXATTR,
 	H_GETXATTR, H_LISTXATTR, H_REMOVEXATTR, H_READDIR, H_CREATE,
-	H_UTIMENS, H_FALLOCATE, H_LSEEK, H_COPY_FILE_RANGE, H_FLOCK, H_NR,
+	H_UTIMENS, H_FALLOCATE, H_LSEEK, H_COPY_FILE_RANGE, H_FLOCK, H_LOCK,
+	H_NR,
 };
 
 static const char *const hop_name[H_NR] = {
@@ -45,7 +46,7 @@ static const char *const hop_name[H_NR] = {
 	"symlink", "rename", "link", "chmod", "chown", "truncate", "open",
 	"read", "write", "statfs", "flush", "release", "fsync", "setxattr",
 	"getxattr", "listxattr", "removexattr", "readdir", "create",
-	"utimens", "fallocate", "lseek", "copy_file_range", "flock",
+	"utimens", "fallocate", "lseek", "copy_file_range", "flock", "lock",
 };
 
 /* FUSE opcode names for the per-opcode request counts. */
@@ -127,139 +128,6 @@ static void track(struct bridge *b, int fd, bool open)
  * only do by path then fails with -ENOENT, as libfuse documents for
  * hard_remove.
  */
-
-/* ---- raw requests on the node itself (symlinks) ------------------------ */
-
-/*
- * vqf_gcli's chown, utimens and *xattr follow a final symlink, as chown(2)
- * does; the host kernel asks for the node itself (lchown, utimensat with
- * AT_SYMLINK_NOFOLLOW, l*xattr, which tar uses on the symlinks it
- * extracts).  These send the request to the node vqf_gcli_get_nodeid()
- * resolves without following.
- */
-static int raw_call(struct bridge *b, struct vqf_gdrv_call *cl)
-{
-	cl->req.in_h.uid = b->uid;
-	cl->req.in_h.gid = b->gid;
-	cl->req.in_h.pid = b->pid;
-	return vqf_gdrv_call(b->drv, cl, -1);
-}
-
-static int raw_setattr(struct bridge *b, const char *path,
-		       struct fuse_setattr_in *si)
-{
-	struct vqf_gdrv_call cl;
-	struct fuse_attr_out ao;
-	u64 nodeid;
-	int ret;
-
-	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
-	if (ret)
-		return ret;
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, FUSE_SETATTR, nodeid, 0);
-	vqf_req_add_in(&cl.req, si, sizeof(*si));
-	vqf_req_add_out(&cl.req, &ao, sizeof(ao));
-	ret = raw_call(b, &cl);
-	vqf_gcli_put_nodeid(b->cli, nodeid);
-	return ret;
-}
-
-/* 1 when @path names a symlink, 0 when something else, or an errno. */
-static int is_symlink(struct bridge *b, const char *path)
-{
-	struct stat st;
-	int ret = vqf_gcli_lstat(b->cli, path, &st);
-
-	return ret ? ret : S_ISLNK(st.st_mode);
-}
-
-static int raw_setxattr(struct bridge *b, const char *path, const char *name,
-			const void *value, size_t size, int flags)
-{
-	const struct fuse_init_out *io = vqf_gdrv_init_out(b->drv);
-	struct fuse_setxattr_in si = { .size = (u32)size,
-				       .flags = (u32)flags };
-	struct vqf_gdrv_call cl;
-	u64 nodeid;
-	int ret;
-
-	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
-		return -ERANGE;
-	if (size > VQF_XATTR_SIZE_MAX)
-		return -E2BIG;
-	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
-	if (ret)
-		return ret;
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, FUSE_SETXATTR, nodeid, 0);
-	/* Without SETXATTR_EXT the old 8-byte form goes on the wire. */
-	vqf_req_add_in(&cl.req, &si, (io->flags & FUSE_SETXATTR_EXT) ?
-		       sizeof(si) : FUSE_COMPAT_SETXATTR_IN_SIZE);
-	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
-	vqf_req_add_in(&cl.req, value, (u32)size);
-	ret = raw_call(b, &cl);
-	vqf_gcli_put_nodeid(b->cli, nodeid);
-	return ret;
-}
-
-/* GETXATTR (@name) or LISTXATTR (NULL); size 0 probes. */
-static int raw_getxattr(struct bridge *b, const char *path, const char *name,
-			char *value, size_t size)
-{
-	struct fuse_getxattr_in gi = { 0 };
-	struct fuse_getxattr_out go = { 0 };
-	struct vqf_gdrv_call cl;
-	u64 nodeid;
-	int ret;
-
-	if (name && (strlen(name) > VQF_XATTR_NAME_MAX || !*name))
-		return -ERANGE;
-	if (size > VQF_XATTR_SIZE_MAX)
-		size = VQF_XATTR_SIZE_MAX;
-	gi.size = (u32)size;
-	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
-	if (ret)
-		return ret;
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, name ? FUSE_GETXATTR : FUSE_LISTXATTR, nodeid,
-		     0);
-	vqf_req_add_in(&cl.req, &gi, sizeof(gi));
-	if (name)
-		vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
-	if (size) {
-		vqf_req_add_out(&cl.req, value, (u32)size);
-		cl.req.out_argvar = true;
-	} else {
-		vqf_req_add_out(&cl.req, &go, sizeof(go));
-		cl.req.out_argvar = false;
-	}
-	ret = raw_call(b, &cl);
-	vqf_gcli_put_nodeid(b->cli, nodeid);
-	if (ret)
-		return ret;
-	return size ? (int)cl.req.out_args[0].size : (int)go.size;
-}
-
-static int raw_removexattr(struct bridge *b, const char *path,
-			   const char *name)
-{
-	struct vqf_gdrv_call cl;
-	u64 nodeid;
-	int ret;
-
-	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
-		return -ERANGE;
-	ret = vqf_gcli_get_nodeid(b->cli, path, &nodeid);
-	if (ret)
-		return ret;
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, FUSE_REMOVEXATTR, nodeid, 0);
-	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
-	ret = raw_call(b, &cl);
-	vqf_gcli_put_nodeid(b->cli, nodeid);
-	return ret;
-}
 
 /* ---- the operations ----------------------------------------------------- */
 
@@ -358,27 +226,20 @@ static int m_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return vqf_gcli_chmod(b->cli, path, mode);
 }
 
+/*
+ * The host kernel resolved the path itself: @path names the node to
+ * change, a symlink included (lchown, utimensat with AT_SYMLINK_NOFOLLOW,
+ * l*xattr, which tar uses on the symlinks it extracts).  Hence the
+ * vqf_gcli l-variants, which never follow a final symlink.
+ */
 static int m_chown(const char *path, uid_t uid, gid_t gid,
 		   struct fuse_file_info *fi)
 {
 	struct bridge *b = count(H_CHOWN);
-	struct fuse_setattr_in si = { 0 };
-	int ret;
 
 	if (!path)
 		return -ENOENT;
-	ret = is_symlink(b, path);
-	if (ret <= 0)
-		return ret ? ret : vqf_gcli_chown(b->cli, path, uid, gid);
-	if (uid != (uid_t)-1) {
-		si.valid |= FATTR_UID;
-		si.uid = uid;
-	}
-	if (gid != (gid_t)-1) {
-		si.valid |= FATTR_GID;
-		si.gid = gid;
-	}
-	return si.valid ? raw_setattr(b, path, &si) : 0;
+	return vqf_gcli_lchown(b->cli, path, uid, gid);
 }
 
 static int m_truncate(const char *path, off_t size, struct fuse_file_info *fi)
@@ -443,14 +304,25 @@ static int m_statfs(const char *path, struct statvfs *sv)
 }
 
 /*
- * Every close(2) of the host file: vqf_gcli has no FLUSH of its own (it
- * sends FLUSH with RELEASE, at the last close), so nothing goes to the
- * device here.  Writeback data reaches the host at RELEASE.
+ * Every close(2) of the host file: dirty pages are written back and FLUSH
+ * goes to the device with the closer's lock owner, so close() reports a
+ * failed writeback and drops that owner's POSIX locks, as on Linux.
  */
 static int m_flush(const char *path, struct fuse_file_info *fi)
 {
-	count(H_FLUSH);
-	return 0;
+	struct bridge *b = count(H_FLUSH);
+
+	return vqf_gcli_flush(b->cli, (int)fi->fh, fi->lock_owner);
+}
+
+/* POSIX locks of the host's processes, by their lock owners. */
+static int m_lock(const char *path, struct fuse_file_info *fi, int cmd,
+		  struct flock *fl)
+{
+	struct bridge *b = count(H_LOCK);
+
+	return vqf_gcli_lock_owner(b->cli, (int)fi->fh, cmd, fl,
+				   fi->lock_owner);
 }
 
 static int m_release(const char *path, struct fuse_file_info *fi)
@@ -473,7 +345,7 @@ static int m_setxattr(const char *path, const char *name, const char *value,
 
 	if (!path)
 		return -ENOENT;
-	return raw_setxattr(b, path, name, value, size, flags);
+	return vqf_gcli_lsetxattr(b->cli, path, name, value, size, flags);
 }
 
 static int m_getxattr(const char *path, const char *name, char *value,
@@ -483,7 +355,7 @@ static int m_getxattr(const char *path, const char *name, char *value,
 
 	if (!path)
 		return -ENOENT;
-	return raw_getxattr(b, path, name, value, size);
+	return (int)vqf_gcli_lgetxattr(b->cli, path, name, value, size);
 }
 
 static int m_listxattr(const char *path, char *list, size_t size)
@@ -492,7 +364,7 @@ static int m_listxattr(const char *path, char *list, size_t size)
 
 	if (!path)
 		return -ENOENT;
-	return raw_getxattr(b, path, NULL, list, size);
+	return (int)vqf_gcli_llistxattr(b->cli, path, list, size);
 }
 
 static int m_removexattr(const char *path, const char *name)
@@ -501,7 +373,7 @@ static int m_removexattr(const char *path, const char *name)
 
 	if (!path)
 		return -ENOENT;
-	return raw_removexattr(b, path, name);
+	return vqf_gcli_lremovexattr(b->cli, path, name);
 }
 
 struct dir_fill {
@@ -542,34 +414,10 @@ static int m_utimens(const char *path, const struct timespec tv[2],
 		     struct fuse_file_info *fi)
 {
 	struct bridge *b = count(H_UTIMENS);
-	struct fuse_setattr_in si = { 0 };
-	int ret;
 
 	if (!path)
 		return -ENOENT;
-	ret = is_symlink(b, path);
-	if (ret <= 0)
-		return ret ? ret : vqf_gcli_utimens(b->cli, path, tv);
-	if (!tv) {
-		si.valid = FATTR_ATIME | FATTR_ATIME_NOW | FATTR_MTIME |
-			   FATTR_MTIME_NOW;
-	} else {
-		if (tv[0].tv_nsec != UTIME_OMIT) {
-			si.valid |= FATTR_ATIME;
-			if (tv[0].tv_nsec == UTIME_NOW)
-				si.valid |= FATTR_ATIME_NOW;
-			si.atime = (u64)tv[0].tv_sec;
-			si.atimensec = (u32)tv[0].tv_nsec;
-		}
-		if (tv[1].tv_nsec != UTIME_OMIT) {
-			si.valid |= FATTR_MTIME;
-			if (tv[1].tv_nsec == UTIME_NOW)
-				si.valid |= FATTR_MTIME_NOW;
-			si.mtime = (u64)tv[1].tv_sec;
-			si.mtimensec = (u32)tv[1].tv_nsec;
-		}
-	}
-	return si.valid ? raw_setattr(b, path, &si) : 0;
+	return vqf_gcli_lutimens(b->cli, path, tv);
 }
 
 static int m_fallocate(const char *path, int mode, off_t off, off_t len,
@@ -637,6 +485,7 @@ static const struct fuse_operations bridge_ops = {
 	.write = m_write,
 	.statfs = m_statfs,
 	.flush = m_flush,
+	.lock = m_lock,
 	.release = m_release,
 	.fsync = m_fsync,
 	.setxattr = m_setxattr,

@@ -1865,6 +1865,12 @@ ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
 
 int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
 {
+	return vqf_gcli_lock_owner(c, fd, cmd, fl, 0);
+}
+
+int vqf_gcli_lock_owner(struct vqf_gcli *c, int fd, int cmd,
+			struct flock *fl, u64 lock_owner)
+{
 	struct gfile *f = fget(c, fd);
 	struct fuse_file_lock lk = { 0 };
 	struct fuse_lk_out lo;
@@ -1892,7 +1898,7 @@ int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
 	}
 	if (start < 0 || fl->l_len < 0)
 		return -EINVAL;
-	owner = ofd ? f->owner : c->posix_owner;
+	owner = ofd ? f->owner : lock_owner ? lock_owner : c->posix_owner;
 	if (ofd && cmd != F_OFD_GETLK)
 		f->ofd_locked = true;
 	lk.start = (u64)start;
@@ -1923,6 +1929,28 @@ int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl)
 	default:
 		return -EINVAL;
 	}
+}
+
+int vqf_gcli_flush(struct vqf_gcli *c, int fd, u64 lock_owner)
+{
+	struct gfile *f = fget(c, fd);
+	struct fuse_flush_in fi = { 0 };
+	struct vqf_gdrv_call cl;
+	int ret, err;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	if (f->dir)
+		return 0;
+	ret = (f->flags & O_ACCMODE) != O_RDONLY ?
+	      wb_flush(c, f->nodeid, f->fh) : 0;
+	fi.fh = f->fh;
+	fi.lock_owner = lock_owner ? lock_owner : c->posix_owner;
+	call_init(&cl, FUSE_FLUSH, f->nodeid);
+	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
+	err = send(c, &cl);
+	return err ? err : ret;
 }
 
 int vqf_gcli_flock(struct vqf_gcli *c, int fd, int op)
@@ -2230,8 +2258,8 @@ int vqf_gcli_chmod(struct vqf_gcli *c, const char *path, mode_t mode)
 	return setattr_path(c, path, &si, true);
 }
 
-int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
-		   gid_t gid)
+static int chown_at(struct vqf_gcli *c, const char *path, uid_t uid,
+		    gid_t gid, bool follow)
 {
 	struct fuse_setattr_in si = { 0 };
 
@@ -2243,11 +2271,23 @@ int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
 		si.valid |= FATTR_GID;
 		si.gid = gid;
 	}
-	return setattr_path(c, path, &si, true);
+	return setattr_path(c, path, &si, follow);
 }
 
-int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
-		     const struct timespec times[2])
+int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
+		   gid_t gid)
+{
+	return chown_at(c, path, uid, gid, true);
+}
+
+int vqf_gcli_lchown(struct vqf_gcli *c, const char *path, uid_t uid,
+		    gid_t gid)
+{
+	return chown_at(c, path, uid, gid, false);
+}
+
+static int utimens_at(struct vqf_gcli *c, const char *path,
+		      const struct timespec times[2], bool follow)
 {
 	struct fuse_setattr_in si = { 0 };
 
@@ -2272,7 +2312,19 @@ int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
 	}
 	if (!si.valid)
 		return 0;
-	return setattr_path(c, path, &si, true);
+	return setattr_path(c, path, &si, follow);
+}
+
+int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
+		     const struct timespec times[2])
+{
+	return utimens_at(c, path, times, true);
+}
+
+int vqf_gcli_lutimens(struct vqf_gcli *c, const char *path,
+		      const struct timespec times[2])
+{
+	return utimens_at(c, path, times, false);
 }
 
 int vqf_gcli_statfs(struct vqf_gcli *c, const char *path, struct statvfs *sv)
@@ -2444,9 +2496,8 @@ out:
 
 /* ---- xattrs ---------------------------------------------------------------- */
 
-int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
-		      const char *name, const void *value, size_t size,
-		      int flags)
+static int xattr_set(struct vqf_gcli *c, const char *path, const char *name,
+		     const void *value, size_t size, int flags, bool follow)
 {
 	struct vqf_gdrv_call cl;
 	struct fuse_setxattr_in si = { 0 };
@@ -2459,7 +2510,7 @@ int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
 		return -ERANGE;
 	if (size > VQF_XATTR_SIZE_MAX)
 		return -E2BIG;
-	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	ret = resolve(c, path, false, follow, &nodeid, NULL, NULL);
 	if (ret)
 		return ret;
 	si.size = (u32)size;
@@ -2479,7 +2530,8 @@ int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
 
 /* GETXATTR / LISTXATTR: size 0 probes with fuse_getxattr_out. */
 static ssize_t xattr_get(struct vqf_gcli *c, const char *path, u32 opcode,
-			 const char *name, void *value, size_t size)
+			 const char *name, void *value, size_t size,
+			 bool follow)
 {
 	struct vqf_gdrv_call cl;
 	struct fuse_getxattr_in gi = { .size = (u32)size };
@@ -2492,7 +2544,7 @@ static ssize_t xattr_get(struct vqf_gcli *c, const char *path, u32 opcode,
 		return -ERANGE;
 	if (size > VQF_XATTR_SIZE_MAX)
 		size = gi.size = VQF_XATTR_SIZE_MAX;
-	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	ret = resolve(c, path, false, follow, &nodeid, NULL, NULL);
 	if (ret)
 		return ret;
 	call_init(&cl, opcode, nodeid);
@@ -2513,20 +2565,46 @@ static ssize_t xattr_get(struct vqf_gcli *c, const char *path, u32 opcode,
 	return size ? (ssize_t)cl.req.out_args[0].size : (ssize_t)go.size;
 }
 
+int vqf_gcli_setxattr(struct vqf_gcli *c, const char *path,
+		      const char *name, const void *value, size_t size,
+		      int flags)
+{
+	return xattr_set(c, path, name, value, size, flags, true);
+}
+
+int vqf_gcli_lsetxattr(struct vqf_gcli *c, const char *path,
+		       const char *name, const void *value, size_t size,
+		       int flags)
+{
+	return xattr_set(c, path, name, value, size, flags, false);
+}
+
 ssize_t vqf_gcli_getxattr(struct vqf_gcli *c, const char *path,
 			  const char *name, void *value, size_t size)
 {
-	return xattr_get(c, path, FUSE_GETXATTR, name, value, size);
+	return xattr_get(c, path, FUSE_GETXATTR, name, value, size, true);
+}
+
+ssize_t vqf_gcli_lgetxattr(struct vqf_gcli *c, const char *path,
+			   const char *name, void *value, size_t size)
+{
+	return xattr_get(c, path, FUSE_GETXATTR, name, value, size, false);
 }
 
 ssize_t vqf_gcli_listxattr(struct vqf_gcli *c, const char *path, char *list,
 			   size_t size)
 {
-	return xattr_get(c, path, FUSE_LISTXATTR, NULL, list, size);
+	return xattr_get(c, path, FUSE_LISTXATTR, NULL, list, size, true);
 }
 
-int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
-			 const char *name)
+ssize_t vqf_gcli_llistxattr(struct vqf_gcli *c, const char *path, char *list,
+			    size_t size)
+{
+	return xattr_get(c, path, FUSE_LISTXATTR, NULL, list, size, false);
+}
+
+static int xattr_remove(struct vqf_gcli *c, const char *path,
+			const char *name, bool follow)
 {
 	struct vqf_gdrv_call cl;
 	u64 nodeid;
@@ -2535,7 +2613,7 @@ int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
 	STAT_ADD(c, calls, 1);
 	if (strlen(name) > VQF_XATTR_NAME_MAX || !*name)
 		return -ERANGE;
-	ret = resolve(c, path, false, true, &nodeid, NULL, NULL);
+	ret = resolve(c, path, false, follow, &nodeid, NULL, NULL);
 	if (ret)
 		return ret;
 	call_init(&cl, FUSE_REMOVEXATTR, nodeid);
@@ -2545,6 +2623,18 @@ int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
 		attr_inval(c, nodeid);
 	iput(c, nodeid);
 	return ret;
+}
+
+int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
+			 const char *name)
+{
+	return xattr_remove(c, path, name, true);
+}
+
+int vqf_gcli_lremovexattr(struct vqf_gcli *c, const char *path,
+			  const char *name)
+{
+	return xattr_remove(c, path, name, false);
 }
 
 /* ---- notifications ------------------------------------------------------ */

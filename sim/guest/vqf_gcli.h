@@ -123,8 +123,20 @@ ssize_t vqf_gcli_copy_file_range(struct vqf_gcli *c, int fd_in,
  * POSIX locks are owned by the client (one process), OFD locks by @fd.
  */
 int vqf_gcli_lock(struct vqf_gcli *c, int fd, int cmd, struct flock *fl);
+/* POSIX locks (F_GETLK/F_SETLK/F_SETLKW) of another owner than the
+ * client's (a bridge passing its callers' owners on); 0: the client's.
+ */
+int vqf_gcli_lock_owner(struct vqf_gcli *c, int fd, int cmd,
+			struct flock *fl, u64 lock_owner);
 /* op: LOCK_SH, LOCK_EX, LOCK_UN, | LOCK_NB. */
 int vqf_gcli_flock(struct vqf_gcli *c, int fd, int op);
+/*
+ * What close(2) of one descriptor sends (fuse_flush): dirty pages written
+ * back, then FLUSH with @lock_owner (0: the client's POSIX owner), whose
+ * POSIX locks on the file go.  @fd stays open.  Returns the writeback's or
+ * FLUSH's error.
+ */
+int vqf_gcli_flush(struct vqf_gcli *c, int fd, u64 lock_owner);
 
 /* Names. */
 int vqf_gcli_stat(struct vqf_gcli *c, const char *path, struct stat *st);
@@ -147,9 +159,14 @@ int vqf_gcli_truncate(struct vqf_gcli *c, const char *path, off_t len);
 int vqf_gcli_chmod(struct vqf_gcli *c, const char *path, mode_t mode);
 int vqf_gcli_chown(struct vqf_gcli *c, const char *path, uid_t uid,
 		   gid_t gid);
+/* The l-variants act on a final symlink itself (AT_SYMLINK_NOFOLLOW). */
+int vqf_gcli_lchown(struct vqf_gcli *c, const char *path, uid_t uid,
+		    gid_t gid);
 /* times[0] atime, times[1] mtime; UTIME_NOW / UTIME_OMIT honoured. */
 int vqf_gcli_utimens(struct vqf_gcli *c, const char *path,
 		     const struct timespec times[2]);
+int vqf_gcli_lutimens(struct vqf_gcli *c, const char *path,
+		      const struct timespec times[2]);
 int vqf_gcli_statfs(struct vqf_gcli *c, const char *path,
 		    struct statvfs *sv);
 
@@ -175,6 +192,15 @@ ssize_t vqf_gcli_listxattr(struct vqf_gcli *c, const char *path, char *list,
 			   size_t size);
 int vqf_gcli_removexattr(struct vqf_gcli *c, const char *path,
 			 const char *name);
+int vqf_gcli_lsetxattr(struct vqf_gcli *c, const char *path,
+		       const char *name, const void *value, size_t size,
+		       int flags);
+ssize_t vqf_gcli_lgetxattr(struct vqf_gcli *c, const char *path,
+			   const char *name, void *value, size_t size);
+ssize_t vqf_gcli_llistxattr(struct vqf_gcli *c, const char *path,
+			    char *list, size_t size);
+int vqf_gcli_lremovexattr(struct vqf_gcli *c, const char *path,
+			  const char *name);
 
 /*
  * A notification from the device (the driver's notify callback): @code is

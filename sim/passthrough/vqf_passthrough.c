@@ -1210,10 +1210,18 @@ static int plock_fd(struct vqf_pt *pt, struct pt_file *f, uint64_t owner)
 	}
 	pthread_mutex_unlock(&in->plock_lock);
 
+	/*
+	 * One lock file serves all of an owner's open files, some of them
+	 * maybe read-only: read-write if we may (virtiofsd's choice), so a
+	 * write lock through a later O_RDWR file is not refused EBADF;
+	 * else the mode of the file asking.
+	 */
 	acc = fcntl(f->fd, F_GETFL);
 	if (acc < 0)
 		return -errno;
-	fd = reopen(pt, in, acc & O_ACCMODE);
+	fd = reopen(pt, in, O_RDWR);
+	if (fd < 0)
+		fd = reopen(pt, in, acc & O_ACCMODE);
 	if (fd < 0)
 		return fd;
 	p = malloc(sizeof(*p));
