@@ -1012,6 +1012,77 @@ static void test_posix_locks(void **state)
 	check_clean(e);
 }
 
+/* A bridge's locks: owners it names, dropped by a FLUSH of that owner. */
+static void test_lock_owner_flush(void **state)
+{
+	struct e2e *e = *state;
+	struct vqf_gcli *c = e->c;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 4 };
+	int fd, ret;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, "o"), "abcd", 4, 0644),
+			 0);
+	fd = vqf_gcli_open(c, "o", O_RDWR, 0);
+	assert_true(fd >= 0);
+	ret = vqf_gcli_lock_owner(c, fd, F_SETLK, &fl, 0x1111);
+	if (no_posix_locks(e, ret)) {
+		vqf_gcli_close(c, fd);
+		skip();
+		return;
+	}
+	assert_int_equal(ret, 0);
+	/* Another owner conflicts; the client's own owner too. */
+	assert_int_equal(vqf_gcli_lock_owner(c, fd, F_SETLK, &fl, 0x2222),
+			 -EAGAIN);
+	assert_int_equal(vqf_gcli_lock(c, fd, F_SETLK, &fl), -EAGAIN);
+	/* A flush of another owner leaves it; of its owner drops it. */
+	assert_int_equal(vqf_gcli_flush(c, fd, 0x2222), 0);
+	assert_int_equal(host_lock_type(e, "o", 0, 1), F_WRLCK);
+	assert_int_equal(vqf_gcli_flush(c, fd, 0x1111), 0);
+	assert_int_equal(host_lock_type(e, "o", 0, 1), F_UNLCK);
+	assert_int_equal(vqf_gcli_lock_owner(c, fd, F_SETLK, &fl, 0x2222), 0);
+	assert_int_equal(vqf_gcli_close(c, fd), 0);
+	check_clean(e);
+}
+
+/* The l-variants change a symlink itself, never its target. */
+static void test_nofollow(void **state)
+{
+	struct e2e *e = *state;
+	struct vqf_gcli *c = e->c;
+	struct timespec ts[2] = { { 100, 0 }, { 200000, 5 } };
+	struct stat l, t;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, "tgt"), "x", 1, 0644), 0);
+	assert_int_equal(symlink("tgt", e2e_host(e, "ln")), 0);
+	assert_int_equal(stat(e2e_host(e, "tgt"), &t), 0);
+	assert_int_equal(vqf_gcli_lutimens(c, "ln", ts), 0);
+	assert_int_equal(lstat(e2e_host(e, "ln"), &l), 0);
+	assert_int_equal(l.st_mtim.tv_sec, 200000);
+	assert_int_equal(l.st_mtim.tv_nsec, 5);
+	assert_int_equal(stat(e2e_host(e, "tgt"), &l), 0);
+	assert_int_equal(l.st_mtim.tv_sec, t.st_mtim.tv_sec);
+	assert_int_equal(vqf_gcli_lchown(c, "ln", getuid(), getgid()), 0);
+	/* The follow variant reaches the target. */
+	assert_int_equal(vqf_gcli_utimens(c, "ln", ts), 0);
+	assert_int_equal(stat(e2e_host(e, "tgt"), &l), 0);
+	assert_int_equal(l.st_mtim.tv_sec, 200000);
+	/* user.* xattrs are not allowed on a symlink itself (Linux). */
+	assert_int_equal(vqf_gcli_lsetxattr(c, "ln", "user.k", "v", 1, 0),
+			 -EPERM);
+	assert_int_equal(vqf_gcli_setxattr(c, "ln", "user.k", "v", 1, 0), 0);
+	/* The link has no user.k (ENODATA, or EPERM from a server that
+	 * cannot reach a symlink's xattrs); the target has.
+	 */
+	assert_true(vqf_gcli_lgetxattr(c, "ln", "user.k", NULL, 0) < 0);
+	assert_int_equal(vqf_gcli_getxattr(c, "ln", "user.k", NULL, 0), 1);
+	assert_true(vqf_gcli_llistxattr(c, "ln", NULL, 0) <= 0);
+	assert_true(vqf_gcli_lremovexattr(c, "ln", "user.k") < 0);
+	assert_int_equal(vqf_gcli_removexattr(c, "ln", "user.k"), 0);
+	check_clean(e);
+}
+
 static void test_flock(void **state)
 {
 	struct e2e *e = *state;
@@ -1238,6 +1309,8 @@ int main(int argc, char **argv)
 		T(test_ofd_locks),
 		T(test_posix_locks),
 		T(test_flock),
+		T(test_lock_owner_flush),
+		T(test_nofollow),
 		T(test_fallocate),
 		T(test_copy_file_range),
 		T(test_big_io),
