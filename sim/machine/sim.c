@@ -23,6 +23,22 @@ struct vqf_sim {
 	struct vqf_gcli *notify_cli;
 };
 
+/* The driver's trace points, as vqf_trace events. */
+static void drv_trace(void *ctx, enum vqf_gdrv_ev ev, u64 unique,
+		      u32 opcode, unsigned int queue)
+{
+	static const enum vqf_trace_ev map[] = {
+		[VQF_EV_QUEUED] = VQF_T_QUEUED,
+		[VQF_EV_ADDED] = VQF_T_ADDED,
+		[VQF_EV_KICKED] = VQF_T_KICKED,
+		[VQF_EV_INTERRUPTED] = VQF_T_INTERRUPTED,
+		[VQF_EV_COMPLETED] = VQF_T_COMPLETED,
+	};
+
+	if ((unsigned int)ev < sizeof(map) / sizeof(map[0]))
+		vqf_trace_event(ctx, map[ev], unique, opcode, queue);
+}
+
 /* The driver's notifications go to the client, once there is one. */
 static void drv_notify(void *ctx, int code, const void *data, u32 len)
 {
@@ -118,6 +134,10 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	if (!gc.notify) {
 		gc.notify = drv_notify;
 		gc.notify_ctx = s;
+	}
+	if (cfg->trace && !gc.trace) {
+		gc.trace = drv_trace;
+		gc.trace_ctx = cfg->trace;
 	}
 	ret = vqf_gdrv_new(&gc, s->dev, s->ram, &s->drv);
 	if (ret)

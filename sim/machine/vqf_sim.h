@@ -14,6 +14,7 @@
 #define VQF_SIM_H
 
 #include "vqf_gcli.h"
+#include "vqf_trace.h"
 #include "vqf_passthrough.h"
 
 enum vqf_sim_fs {
@@ -37,6 +38,10 @@ struct vqf_sim_cfg {
 	const char *tag;		/* (NULL: "vqfuse") */
 	struct vqf_gdrv_cfg drv;	/* queues/queue_size set from above */
 	struct vqf_gcli_cfg cli;
+	/* Records every request's life (vqf_trace.h); the caller opens
+	 * and closes it, after vqf_sim_free().  NULL: not traced.
+	 */
+	struct vqf_trace *trace;
 	/* Extra libfuse options for the backend (e.g. "-d"). */
 	int fuse_argc;
 	const char *const *fuse_argv;
