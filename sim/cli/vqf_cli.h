@@ -7,6 +7,8 @@
 #ifndef VQF_CLI_H
 #define VQF_CLI_H
 
+#include "vqf_gcli.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -25,6 +27,30 @@ int vqf_cli_bad_usage(const char *fmt, ...)
  */
 int vqf_cli_parse_num(const char *s, bool suffix, unsigned long long lo,
 		      unsigned long long hi, unsigned long long *out);
+
+/*
+ * The simulated guest's cache options, spelled and checked the same way by
+ * every subcommand (cli_opts.c).
+ */
+#define VQF_CLI_TIMEOUT_MAX	86400.0
+
+/*
+ * --cache VAL: none, auto or always; also "all" (*@all set) when @all is
+ * not NULL.  Returns 0, or a usage error (exit 2) naming the value.
+ */
+int vqf_cli_parse_cache(const char *val, enum vqf_gcli_cache *out,
+			bool *all);
+/* --timeout VAL: seconds, 0 < s <= 86400.  0 or a usage error. */
+int vqf_cli_parse_timeout(const char *val, double *out);
+/* Once parsed: --timeout given (@timeout_set) needs cache=auto. */
+int vqf_cli_check_cache(enum vqf_gcli_cache cache, bool timeout_set);
+/* "none", "auto", "always". */
+const char *vqf_cli_cache_name(enum vqf_gcli_cache c);
+/* Sets @cfg's cache, writeback and timeout_ns (@timeout 0: default). */
+void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
+		       bool writeback, double timeout);
+/* The --cache, --writeback and --timeout lines of --help (@all: run's). */
+void vqf_cli_cache_usage(FILE *f, bool all);
 
 /* vqfuse-sim mount ARGS (argv after "mount"); returns the exit status. */
 int vqf_cli_mount(int argc, char **argv);

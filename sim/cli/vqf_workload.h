@@ -5,7 +5,7 @@
  * unchanged against the simulated guest (vqf_gcli), a host directory
  * (plain syscalls) or a real FUSE mount (plain syscalls on the mountpoint).
  *
- * What the workloads measure is the RFC's: smallfile's create / stat /
+ * What the workloads measure is the RFC's: smallfile's create / ls-l /
  * read / append / rename / delete-renamed phases, and fio's sequential and
  * random reads and writes of one large file per job.
  */
@@ -28,6 +28,7 @@ typedef int (*vqf_wl_dirent_fn)(void *arg, const char *name,
 /* Counters of the transport underneath, sampled around each phase. */
 struct vqf_wl_counters {
 	uint64_t requests;	/* FUSE requests submitted (drv.submitted) */
+	uint64_t lookups;	/* ...of which LOOKUP (cli.lookups) */
 	uint64_t forgets;	/* FORGET + BATCH_FORGET sent on hiprio */
 	uint64_t kicks;		/* driver kicks (drv.kicks) */
 	uint64_t irqs;		/* driver wake-ups on the call fd (drv.irqs) */
@@ -58,6 +59,17 @@ struct vqf_wl_fs {
 	int (*rmdir)(void *ctx, const char *path);
 	int (*readdir)(void *ctx, const char *path, vqf_wl_dirent_fn fn,
 		       void *arg);
+	/*
+	 * What ls -l uses; each may be NULL.  readdir_plus lists with the
+	 * attributes (READDIRPLUS; NULL: readdir), lstat does not follow a
+	 * final symlink (NULL: stat), getxattr is lgetxattr(2) (NULL: not
+	 * asked).
+	 */
+	int (*readdir_plus)(void *ctx, const char *path, vqf_wl_dirent_fn fn,
+			    void *arg);
+	int (*lstat)(void *ctx, const char *path, struct stat *st);
+	ssize_t (*getxattr)(void *ctx, const char *path, const char *name,
+			    void *value, size_t size);
 	/* May be NULL: no transport to count (native, kernel FUSE). */
 	void (*counters)(void *ctx, struct vqf_wl_counters *out);
 };
@@ -102,7 +114,7 @@ struct vqf_wl_cfg {
 #define VQF_WL_ERR_LEN		320
 
 struct vqf_wl_phase {
-	const char *name;	/* "create", ..., "seqread" */
+	const char *name;	/* "create", "ls-l", ..., "seqread" */
 	uint64_t ops;		/* operations done (files, or I/Os) */
 	uint64_t bytes;		/* file data moved */
 	double secs;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +63,9 @@ static void usage(FILE *f)
 "                      default 128)\n"
 "  --threads N         device worker threads (0..256, default 0: requests\n"
 "                      are served in each queue's thread)\n"
+"  --cache MODE, --writeback, --timeout SECONDS: see below\n"
+"  --plot FILE.png     also draw ops/s per phase (and per cache mode) as a\n"
+"                      bar chart with gnuplot (gnuplot-nox on Debian)\n"
 "  --inline            the device runs in the kicking guest thread (QEMU\n"
 "                      without ioeventfd) and the guest reaps its own\n"
 "                      completions: no thread hand-off per request\n"
@@ -72,25 +76,41 @@ static void usage(FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Workloads:\n"
-"  smallfile  phases create (create+write+close), stat, read (open+read+\n"
-"             close), append (open O_APPEND+write+close), rename,\n"
-"             delete-renamed; one operation is one file\n"
+"  smallfile  phases create (create+write+close), ls-l (READDIRPLUS of the\n"
+"             directory, then lstat and lgetxattr system.posix_acl_access\n"
+"             of each entry, as ls -l does), read (open+read+close),\n"
+"             append (open O_APPEND+write+close), rename, delete-renamed;\n"
+"             one operation is one file\n"
 "  seqread    sequential reads of a file written beforehand\n"
 "  randread   random reads, each block once, of a file written beforehand\n"
 "  seqwrite   sequential writes of a new file\n"
 "  randwrite  random writes, each block once, of a new file\n"
 "\n"
+"Cache modes (the guest client's, as fs/fuse; --cache=all runs the\n"
+"workload once per mode, each on a fresh simulated machine over DIR, and\n"
+"prints one table per measure with a column per mode):\n"
+"  none       nothing cached, direct I/O (virtiofsd cache=none)\n"
+"  auto       dentries and attributes expire after --timeout, pages kept\n"
+"             while open (close-to-open)\n"
+"  always     as auto, never expiring\n"
+"  auto+wb, always+wb  the same with --writeback\n"
+"\n"
 "Columns: ops/s = operations per second of the phase (all jobs); MiB/s =\n"
 "file data; req/op = FUSE requests the driver submitted on the request\n"
-"queues (FORGETs on hiprio are counted apart, in the JSON output);\n"
+"queues (FORGETs on hiprio are counted apart, in the JSON output); lkp/op\n"
+"= LOOKUP requests among them;\n"
 "kick/op = driver kicks of the device; irq/op = driver\n"
 "wake-ups on the call eventfd; intr/op = interrupts the device signalled;\n"
 "cli-copy/op = bytes the client copied between caller buffers and guest\n"
 "pages; drv-copy/op = bytes the driver copied (headers and arguments).\n"
 "\n"
 "Exit status: 0 success, 1 the workload failed (the failing operation,\n"
-"file and errno are named on stderr), 2 bad usage.\n"
+"file and errno are named on stderr) or --plot could not draw, 2 bad\n"
+"usage.\n"
 "\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
+	fprintf(f, "Cache options of run (mount takes them too, but not all):\n");
+	vqf_cli_cache_usage(f, true);
+	fprintf(f, "\n");
 	vqf_cli_mount_usage(f);
 }
 
@@ -151,6 +171,24 @@ int vqf_cli_parse_num(const char *s, bool suffix, unsigned long long lo,
 	return 0;
 }
 
+/* A guest cache mode; "auto+wb" is auto with writeback. */
+struct run_mode {
+	const char *label;
+	enum vqf_gcli_cache cache;
+	bool writeback;
+};
+
+/* --cache=all: the RFC's modes, with and without writeback. */
+static const struct run_mode all_modes[] = {
+	{ "none", VQF_GCLI_CACHE_NONE, false },
+	{ "auto", VQF_GCLI_CACHE_AUTO, false },
+	{ "always", VQF_GCLI_CACHE_ALWAYS, false },
+	{ "auto+wb", VQF_GCLI_CACHE_AUTO, true },
+	{ "always+wb", VQF_GCLI_CACHE_ALWAYS, true },
+};
+
+#define NR_ALL_MODES	(sizeof(all_modes) / sizeof(*all_modes))
+
 struct run_opts {
 	const char *shared;
 	enum vqf_sim_fs fs;
@@ -158,6 +196,15 @@ struct run_opts {
 	unsigned int queues, queue_size, threads;
 	unsigned long long ram;
 	bool json, quiet, inline_kick;
+	enum vqf_gcli_cache cache;
+	bool writeback, all, timeout_set;
+	double timeout;			/* seconds; 0: the client's (1 s) */
+	const char *plot;		/* --plot FILE */
+	/* What runs: all_modes, or the one mode asked for. */
+	const struct run_mode *modes;
+	unsigned int nmodes;
+	struct run_mode one;
+	char one_label[16];
 };
 
 struct opt_def {
@@ -234,11 +281,15 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		} else {
 			snprintf(name, sizeof(name), "%s", a);
 		}
-		if (!strcmp(name, "--inline")) {
+		if (!strcmp(name, "--inline") ||
+		    !strcmp(name, "--writeback")) {
 			if (val)
 				return vqf_cli_bad_usage("%s takes no value",
 							 name);
-			o->inline_kick = true;
+			if (name[2] == 'i')
+				o->inline_kick = true;
+			else
+				o->writeback = true;
 			continue;
 		}
 		if (!strcmp(name, "--json") || !strcmp(name, "--quiet")) {
@@ -256,7 +307,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			if (!strcmp(name, num_opts[k].name))
 				nd = &num_opts[k];
 		if (!nd && strcmp(name, "--shared") &&
-		    strcmp(name, "--backend") && strcmp(name, "--workload"))
+		    strcmp(name, "--backend") && strcmp(name, "--workload") &&
+		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
+		    strcmp(name, "--plot"))
 			return vqf_cli_bad_usage("run: unknown option '%s'",
 						 name);
 		if (!val) {
@@ -281,6 +334,17 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				return vqf_cli_bad_usage("--shared: empty "
 							 "path");
 			o->shared = val;
+		} else if (!strcmp(name, "--cache")) {
+			if (vqf_cli_parse_cache(val, &o->cache, &o->all))
+				return EXIT_USAGE;
+		} else if (!strcmp(name, "--timeout")) {
+			if (vqf_cli_parse_timeout(val, &o->timeout))
+				return EXIT_USAGE;
+			o->timeout_set = true;
+		} else if (!strcmp(name, "--plot")) {
+			if (!*val)
+				return vqf_cli_bad_usage("--plot: empty path");
+			o->plot = val;
 		} else if (!strcmp(name, "--backend")) {
 			if (!strcmp(val, "vqfuse"))
 				o->fs = VQF_SIM_FS_VQFUSE;
@@ -301,6 +365,26 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	if (o->queue_size & (o->queue_size - 1))
 		return vqf_cli_bad_usage("--queue-size: %u is not a power "
 					 "of two", o->queue_size);
+	/* --cache=all runs auto (so --timeout has a use) and both sides of
+	 * writeback.
+	 */
+	if (o->all && o->writeback)
+		return vqf_cli_bad_usage("--writeback: --cache=all runs every "
+					 "mode with and without it");
+	if (!o->all && vqf_cli_check_cache(o->cache, o->timeout_set))
+		return EXIT_USAGE;
+	if (o->all) {
+		o->modes = all_modes;
+		o->nmodes = NR_ALL_MODES;
+	} else {
+		snprintf(o->one_label, sizeof(o->one_label), "%s%s",
+			 vqf_cli_cache_name(o->cache),
+			 o->writeback ? "+wb" : "");
+		o->one = (struct run_mode){ o->one_label, o->cache,
+					    o->writeback };
+		o->modes = &o->one;
+		o->nmodes = 1;
+	}
 	if (!o->shared)
 		return vqf_cli_bad_usage("run: --shared DIR is required");
 	{
@@ -317,9 +401,11 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 }
 
 /* Progress: one line a second at most, once the run has taken a second. */
+/* Progress: one line a second at most, once the run has taken a second. */
 struct progress {
 	struct timespec start, last;
 	bool tty, shown;
+	const char *mode;	/* the mode's label, in a matrix run */
 };
 
 static double since(const struct timespec *t)
@@ -344,8 +430,9 @@ static void progress_cb(void *arg, const char *phase, uint64_t done,
 	/* On a terminal the line is rewritten in place (\e[K: erase the
 	 * rest of a longer previous line).
 	 */
-	fprintf(stderr, "%s%s: %s %llu/%llu (%.0f%%)  %.0f s%s", p->tty ?
-		"\r" : "", vqf_cli_prog, phase, (unsigned long long)done,
+	fprintf(stderr, "%s%s: %s%s%s %llu/%llu (%.0f%%)  %.0f s%s",
+		p->tty ? "\r" : "", vqf_cli_prog, p->mode ? p->mode : "",
+		p->mode ? " " : "", phase, (unsigned long long)done,
 		(unsigned long long)total, pct, since(&p->start),
 		p->tty ? "\033[K" : "\n");
 	fflush(stderr);
@@ -383,8 +470,13 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
-		       const struct vqf_wl_result *res)
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+/* What every JSON output starts with: the machine and the workload. */
+static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 {
 	printf("{\n  \"version\": ");
 	json_str(VQF_VERSION);
@@ -395,32 +487,48 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 	printf(",\n  \"workload\": ");
 	json_str(vqf_wl_kind_name(wl->kind));
 	printf(",\n  \"queues\": %u,\n  \"queue_size\": %u,\n"
-	       "  \"threads\": %u,\n  \"jobs\": %u,\n  \"files\": %u,\n"
-	       "  \"size\": %llu,\n  \"bs\": %llu,\n  \"ok\": %s,\n",
-	       o->queues, o->queue_size, o->threads, wl->jobs,
+	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"jobs\": %u,\n"
+	       "  \"files\": %u,\n  \"size\": %llu,\n  \"bs\": %llu,\n"
+	       "  \"timeout_seconds\": %.3f,\n",
+	       o->queues, o->queue_size, o->threads,
+	       json_bool(o->inline_kick), wl->jobs,
 	       wl->kind == VQF_WL_SMALLFILE ? wl->files : wl->jobs,
 	       (unsigned long long)wl->size, (unsigned long long)wl->bs,
-	       res->err ? "false" : "true");
+	       o->timeout > 0 ? o->timeout : 1.0);
+}
+
+/* A mode's identity, its outcome and its phases, at @ind spaces. */
+static void json_result(const struct run_mode *m,
+			const struct vqf_wl_result *res, int ind)
+{
+	printf("%*s\"mode\": ", ind, "");
+	json_str(m->label);
+	printf(",\n%*s\"cache\": ", ind, "");
+	json_str(vqf_cli_cache_name(m->cache));
+	printf(",\n%*s\"writeback\": %s,\n%*s\"ok\": %s,\n", ind, "",
+	       json_bool(m->writeback), ind, "", json_bool(!res->err));
 	if (res->err) {
-		printf("  \"error\": ");
+		printf("%*s\"error\": ", ind, "");
 		json_str(res->errmsg);
-		printf(",\n  \"errno\": %d,\n", -res->err);
+		printf(",\n%*s\"errno\": %d,\n", ind, "", -res->err);
 	}
-	printf("  \"total_seconds\": %.6f,\n  \"phases\": [", res->total_secs);
+	printf("%*s\"total_seconds\": %.6f,\n%*s\"phases\": [", ind, "",
+	       res->total_secs, ind, "");
 	for (unsigned int i = 0; i < res->nphases; i++) {
 		const struct vqf_wl_phase *p = &res->phase[i];
 		const struct vqf_wl_counters *d = &p->delta;
 
-		printf("%s\n    {\"name\": ", i ? "," : "");
+		printf("%s\n%*s  {\"name\": ", i ? "," : "", ind, "");
 		json_str(p->name);
 		printf(", \"ops\": %llu, \"bytes\": %llu, \"seconds\": %.6f, "
 		       "\"ops_per_sec\": %.1f, \"mib_per_sec\": %.2f,\n"
-		       "     \"requests\": %llu, \"forgets\": %llu, "
-		       "\"kicks\": %llu, "
+		       "%*s   \"requests\": %llu, \"lookups\": %llu, "
+		       "\"forgets\": %llu, \"kicks\": %llu, "
 		       "\"irqs\": %llu, \"interrupts\": %llu, "
 		       "\"cli_bytes_copied\": %llu, "
 		       "\"drv_bytes_copied\": %llu,\n"
-		       "     \"requests_per_op\": %.3f, "
+		       "%*s   \"requests_per_op\": %.3f, "
+		       "\"lookups_per_op\": %.3f, "
 		       "\"kicks_per_op\": %.3f, \"irqs_per_op\": %.3f, "
 		       "\"interrupts_per_op\": %.3f, "
 		       "\"cli_bytes_copied_per_op\": %.1f, "
@@ -428,51 +536,93 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 		       (unsigned long long)p->ops,
 		       (unsigned long long)p->bytes, p->secs,
 		       rate(p->ops, p->secs),
-		       rate(p->bytes, p->secs) / 1048576.0,
+		       rate(p->bytes, p->secs) / 1048576.0, ind, "",
 		       (unsigned long long)d->requests,
+		       (unsigned long long)d->lookups,
 		       (unsigned long long)d->forgets,
 		       (unsigned long long)d->kicks,
 		       (unsigned long long)d->irqs,
 		       (unsigned long long)d->interrupts,
 		       (unsigned long long)d->cli_copied,
-		       (unsigned long long)d->drv_copied,
-		       per_op(d->requests, p->ops), per_op(d->kicks, p->ops),
+		       (unsigned long long)d->drv_copied, ind, "",
+		       per_op(d->requests, p->ops),
+		       per_op(d->lookups, p->ops), per_op(d->kicks, p->ops),
 		       per_op(d->irqs, p->ops),
 		       per_op(d->interrupts, p->ops),
 		       per_op(d->cli_copied, p->ops),
 		       per_op(d->drv_copied, p->ops));
 	}
-	printf("%s]\n}\n", res->nphases ? "\n  " : "");
+	printf("%s]", res->nphases ? "\n  " : "");
+	if (res->nphases && ind > 2)
+		printf("%*s", ind - 2, "");
+}
+
+/*
+ * One mode: the result's fields at the top level.  Several: "modes", an
+ * array of them, and "ok" for the whole run.
+ */
+static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
+		       const struct vqf_wl_result *res, unsigned int nres)
+{
+	bool ok = true;
+
+	json_head(o, wl);
+	if (!o->all) {
+		json_result(&o->modes[0], &res[0], 2);
+		printf("\n}\n");
+		return;
+	}
+	for (unsigned int i = 0; i < nres; i++)
+		ok = ok && !res[i].err;
+	printf("  \"ok\": %s,\n  \"modes\": [", json_bool(ok && nres ==
+						       o->nmodes));
+	for (unsigned int i = 0; i < nres; i++) {
+		printf("%s\n    {\n", i ? "," : "");
+		json_result(&o->modes[i], &res[i], 6);
+		printf("\n    }");
+	}
+	printf("%s]\n}\n", nres ? "\n  " : "");
+}
+
+static void print_title(const struct run_opts *o, const struct vqf_wl_cfg *wl)
+{
+	printf("%s on %s: backend %s, %u queue(s) x %u, device threads %u%s, "
+	       "jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
+	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
+	       o->threads, o->inline_kick ? " (inline)" : "", wl->jobs);
+	if (wl->kind == VQF_WL_SMALLFILE)
+		printf("%u files x %llu B per job", wl->files,
+		       (unsigned long long)wl->size);
+	else
+		printf("%llu B file per job, bs %llu",
+		       (unsigned long long)wl->size,
+		       (unsigned long long)wl->bs);
+	if (o->all)
+		printf("\n");
+	else
+		printf(", cache %s\n", o->modes[0].label);
 }
 
 static void print_table(const struct run_opts *o,
 			const struct vqf_wl_cfg *wl,
 			const struct vqf_wl_result *res)
 {
-	printf("%s on %s: backend %s, %u queue(s) x %u, device threads %u, "
-	       "jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
-	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
-	       o->threads, wl->jobs);
-	if (wl->kind == VQF_WL_SMALLFILE)
-		printf("%u files x %llu B per job\n", wl->files,
-		       (unsigned long long)wl->size);
-	else
-		printf("%llu B file per job, bs %llu\n",
-		       (unsigned long long)wl->size,
-		       (unsigned long long)wl->bs);
-	printf("%-15s %9s %8s %10s %8s %7s %7s %7s %7s %11s %11s\n",
+	print_title(o, wl);
+	printf("%-15s %9s %8s %10s %8s %7s %7s %7s %7s %7s %11s %11s\n",
 	       "phase", "ops", "seconds", "ops/s", "MiB/s", "req/op",
-	       "kick/op", "irq/op", "intr/op", "cli-copy/op", "drv-copy/op");
+	       "lkp/op", "kick/op", "irq/op", "intr/op", "cli-copy/op",
+	       "drv-copy/op");
 	for (unsigned int i = 0; i < res->nphases; i++) {
 		const struct vqf_wl_phase *p = &res->phase[i];
 		const struct vqf_wl_counters *d = &p->delta;
 
 		printf("%-15s %9llu %8.3f %10.1f %8.2f %7.2f %7.2f %7.2f "
-		       "%7.2f %11.0f %11.0f\n", p->name,
+		       "%7.2f %7.2f %11.0f %11.0f\n", p->name,
 		       (unsigned long long)p->ops, p->secs,
 		       rate(p->ops, p->secs),
 		       rate(p->bytes, p->secs) / 1048576.0,
-		       per_op(d->requests, p->ops), per_op(d->kicks, p->ops),
+		       per_op(d->requests, p->ops),
+		       per_op(d->lookups, p->ops), per_op(d->kicks, p->ops),
 		       per_op(d->irqs, p->ops),
 		       per_op(d->interrupts, p->ops),
 		       per_op(d->cli_copied, p->ops),
@@ -480,14 +630,319 @@ static void print_table(const struct run_opts *o,
 	}
 }
 
-static int cmd_run(int argc, char **argv)
+/* The matrix: one table per measure, a row per phase, a column per mode. */
+enum measure { M_OPS, M_REQ, M_LKP, M_KICK, M_IRQ, M_INTR, M_NR };
+
+static const char *const measure_name[M_NR] = {
+	"ops/s", "req/op", "lkp/op", "kick/op", "irq/op", "intr/op",
+};
+
+static double measure(const struct vqf_wl_phase *p, enum measure m)
+{
+	const struct vqf_wl_counters *d = &p->delta;
+
+	switch (m) {
+	case M_OPS:
+		return rate(p->ops, p->secs);
+	case M_REQ:
+		return per_op(d->requests, p->ops);
+	case M_LKP:
+		return per_op(d->lookups, p->ops);
+	case M_KICK:
+		return per_op(d->kicks, p->ops);
+	case M_IRQ:
+		return per_op(d->irqs, p->ops);
+	default:
+		return per_op(d->interrupts, p->ops);
+	}
+}
+
+/* The phases of the longest result (a failed mode has fewer). */
+static const struct vqf_wl_result *phase_ref(const struct vqf_wl_result *res,
+					     unsigned int nres)
+{
+	const struct vqf_wl_result *ref = &res[0];
+
+	for (unsigned int i = 1; i < nres; i++)
+		if (res[i].nphases > ref->nphases)
+			ref = &res[i];
+	return ref;
+}
+
+static void print_matrix(const struct run_opts *o,
+			 const struct vqf_wl_cfg *wl,
+			 const struct vqf_wl_result *res, unsigned int nres)
+{
+	const struct vqf_wl_result *ref = phase_ref(res, nres);
+
+	print_title(o, wl);
+	for (int m = 0; m < M_NR; m++) {
+		printf("\n%-15s", measure_name[m]);
+		for (unsigned int k = 0; k < nres; k++)
+			printf(" %10s", o->modes[k].label);
+		printf("\n");
+		for (unsigned int i = 0; i < ref->nphases; i++) {
+			printf("%-15s", ref->phase[i].name);
+			for (unsigned int k = 0; k < nres; k++) {
+				if (i >= res[k].nphases)
+					printf(" %10s", "-");
+				else
+					printf(m == M_OPS ? " %10.0f" :
+					       " %10.2f",
+					       measure(&res[k].phase[i], m));
+			}
+			printf("\n");
+		}
+	}
+}
+
+/* --plot: gnuplot from $VQF_GNUPLOT (default "gnuplot" on PATH). */
+static const char *gnuplot_prog(void)
+{
+	const char *g = getenv("VQF_GNUPLOT");
+
+	return g && *g ? g : "gnuplot";
+}
+
+static bool have_prog(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/'))
+		return !access(prog, X_OK);
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path,
+			     prog) < (int)sizeof(buf) && n &&
+		    !access(buf, X_OK))
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+/* Before the run: gnuplot is there and the PNG's directory writable. */
+static int plot_check(const char *file)
+{
+	char *dir = strdup(file), *slash;
+	int ret = 0;
+
+	if (!have_prog(gnuplot_prog())) {
+		fprintf(stderr, "%s: --plot needs gnuplot, and '%s' is not "
+			"there (Debian: apt-get install gnuplot-nox, or set "
+			"VQF_GNUPLOT)\n", vqf_cli_prog, gnuplot_prog());
+		ret = -1;
+	} else if (dir) {
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = 0;
+		if (access(slash ? dir : ".", W_OK)) {
+			fprintf(stderr, "%s: --plot %s: cannot write to %s: "
+				"%s\n", vqf_cli_prog, file, slash ? dir : ".",
+				strerror(errno));
+			ret = -1;
+		}
+	}
+	free(dir);
+	return ret;
+}
+
+/* A string for gnuplot's single quotes, where '' is a quote. */
+static void gp_str(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static FILE *tmp_file(char *path, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	FILE *f;
+	int fd;
+
+	snprintf(path, size, "%s/vqfuse-sim-plot.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(path);
+	}
+	return f;
+}
+
+/*
+ * The data (a row per phase, a column of ops/s per mode) and the script
+ * go to temporary files that are gone afterwards; gnuplot's messages are
+ * left on stderr.  Grouped bars; a log scale when the values span more
+ * than a factor of 20, as the cache modes' do.
+ */
+static int plot_png(const struct run_opts *o, const struct vqf_wl_cfg *wl,
+		    const struct vqf_wl_result *res, unsigned int nres)
+{
+	const struct vqf_wl_result *ref = phase_ref(res, nres);
+	char dpath[PATH_MAX], spath[PATH_MAX];
+	double lo = 0, hi = 0;
+	FILE *d, *sc;
+	int ret = -1, status;
+	pid_t pid;
+
+	if (!ref->nphases) {
+		fprintf(stderr, "%s: --plot: no phase completed, nothing to "
+			"draw\n", vqf_cli_prog);
+		return -1;
+	}
+	d = tmp_file(dpath, sizeof(dpath));
+	if (!d)
+		goto fail_tmp;
+	sc = tmp_file(spath, sizeof(spath));
+	if (!sc) {
+		fclose(d);
+		unlink(dpath);
+		goto fail_tmp;
+	}
+	fprintf(d, "phase");
+	for (unsigned int k = 0; k < nres; k++)
+		fprintf(d, " %s", o->modes[k].label);
+	fprintf(d, "\n");
+	for (unsigned int i = 0; i < ref->nphases; i++) {
+		fprintf(d, "%s", ref->phase[i].name);
+		for (unsigned int k = 0; k < nres; k++) {
+			double v = i < res[k].nphases ?
+				   measure(&res[k].phase[i], M_OPS) : 0;
+
+			fprintf(d, " %.1f", v);
+			if (v > 0 && (!lo || v < lo))
+				lo = v;
+			if (v > hi)
+				hi = v;
+		}
+		fprintf(d, "\n");
+	}
+
+	fprintf(sc, "set terminal pngcairo size 1200,640 noenhanced "
+		"font 'sans,10'\nset output ");
+	gp_str(sc, o->plot);
+	fprintf(sc, "\nset title ");
+	{
+		char t[256];
+
+		snprintf(t, sizeof(t), "vqfuse-sim %s: %u x %u files of %llu "
+			 "B, backend %s, %u queue(s), %s kicks", vqf_wl_kind_name(
+			 wl->kind), wl->jobs, wl->files,
+			 (unsigned long long)wl->size,
+			 vqf_wl_sim_fs_name(o->fs), o->queues,
+			 o->inline_kick ? "inline" : "threaded");
+		gp_str(sc, t);
+	}
+	fprintf(sc, "\nset ylabel 'operations per second%s'\n"
+		"set style data histograms\n"
+		"set style histogram clustered gap 1\n"
+		"set style fill solid 0.85 border -1\n"
+		"set boxwidth 0.9\n"
+		"set key outside right top title 'cache'\n"
+		"set grid ytics\n"
+		"set xtics nomirror\n", hi > 20 * lo ? " (log scale)" : "");
+	if (hi > 20 * lo)
+		fprintf(sc, "set logscale y\nset yrange [%g:%g]\n", lo / 2,
+			hi * 2);
+	else
+		fprintf(sc, "set yrange [0:%g]\n", hi * 1.1);
+	fprintf(sc, "plot ");
+	gp_str(sc, dpath);
+	for (unsigned int k = 0; k < nres; k++)
+		fprintf(sc, "%s using %u%s title columnheader(%u)",
+			k ? ", ''" : "", k + 2, k ? "" : ":xtic(1)", k + 2);
+	fprintf(sc, "\n");
+	if (fclose(sc) | fclose(d)) {
+		fprintf(stderr, "%s: --plot: writing %s: %s\n", vqf_cli_prog,
+			spath, strerror(errno));
+		goto out;
+	}
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* gnuplot's stdout is ours: keep the table or JSON clean. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execlp(gnuplot_prog(), gnuplot_prog(), spath, (char *)NULL);
+		fprintf(stderr, "%s: --plot: cannot run %s: %s\n",
+			vqf_cli_prog, gnuplot_prog(), strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0) {
+		fprintf(stderr, "%s: --plot: fork: %s\n", vqf_cli_prog,
+			strerror(errno));
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "%s: --plot: gnuplot failed (status %d); "
+			"%s not drawn\n", vqf_cli_prog, status, o->plot);
+		goto out;
+	}
+	ret = 0;
+out:
+	unlink(spath);
+	unlink(dpath);
+	return ret;
+fail_tmp:
+	fprintf(stderr, "%s: --plot: temporary file: %s\n", vqf_cli_prog,
+		strerror(errno));
+	return -1;
+}
+
+/* One mode on a fresh machine; 0 or the failure's errno (in @res too). */
+static int run_one(const struct run_opts *o, const struct run_mode *m,
+		   struct vqf_wl_cfg *wl, struct vqf_wl_result *res)
 {
 	struct vqf_sim_cfg sc = { 0 };
+	struct vqf_wl_fs fs;
+	struct vqf_sim *s;
+	int ret;
+
+	sc.shared = o->shared;
+	sc.fs = o->fs;
+	sc.queues = o->queues;
+	sc.queue_size = o->queue_size;
+	sc.threads = o->threads;
+	sc.inline_kick = o->inline_kick;
+	sc.ram = o->ram;
+	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
+	ret = vqf_sim_new(&sc, &s);
+	if (ret) {
+		memset(res, 0, sizeof(*res));
+		res->err = ret;
+		snprintf(res->errmsg, sizeof(res->errmsg), "cannot start the "
+			 "simulated machine over %s (backend %s): %s "
+			 "(errno %d)", o->shared, vqf_wl_sim_fs_name(o->fs),
+			 strerror(-ret), -ret);
+		return ret;
+	}
+	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o->fs), &fs);
+	ret = vqf_wl_run(&fs, wl, res);
+	vqf_sim_free(s);
+	return ret;
+}
+
+static int cmd_run(int argc, char **argv)
+{
 	struct vqf_wl_result *res;
 	struct progress pg = { 0 };
 	struct run_opts o;
-	struct vqf_wl_fs fs;
-	struct vqf_sim *s;
+	unsigned int nres = 0;
 	int ret;
 
 	ret = parse_run(argc, argv, &o);
@@ -512,32 +967,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (!o.wl.files)
 		o.wl.files = 1000;
-
-	sc.shared = o.shared;
-	sc.fs = o.fs;
-	sc.queues = o.queues;
-	sc.queue_size = o.queue_size;
-	sc.threads = o.threads;
-	sc.inline_kick = o.inline_kick;
-	sc.ram = o.ram;
-	ret = vqf_sim_new(&sc, &s);
-	if (ret) {
-		struct vqf_wl_result fail = { .err = ret };
-
-		snprintf(fail.errmsg, sizeof(fail.errmsg), "cannot start the "
-			 "simulated machine over %s (backend %s): %s "
-			 "(errno %d)", o.shared, vqf_wl_sim_fs_name(o.fs),
-			 strerror(-ret), -ret);
-		if (o.json)
-			print_json(&o, &o.wl, &fail);
-		fprintf(stderr, "%s: %s\n", vqf_cli_prog, fail.errmsg);
+	/* Not worth a run whose picture cannot be drawn. */
+	if (o.plot && plot_check(o.plot))
 		return EXIT_FAIL;
-	}
-	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o.fs), &fs);
 
-	res = calloc(1, sizeof(*res));
+	res = calloc(o.nmodes, sizeof(*res));
 	if (!res) {
-		vqf_sim_free(s);
 		fprintf(stderr, "%s: out of memory\n", vqf_cli_prog);
 		return EXIT_FAIL;
 	}
@@ -547,21 +982,35 @@ static int cmd_run(int argc, char **argv)
 		o.wl.progress = progress_cb;
 		o.wl.progress_arg = &pg;
 	}
-	ret = vqf_wl_run(&fs, &o.wl, res);
+	/* A failed mode ends the matrix: what follows would likely fail
+	 * the same way, and the failure is what to look at.
+	 */
+	for (ret = 0; nres < o.nmodes && !ret; nres++) {
+		pg.mode = o.all ? o.modes[nres].label : NULL;
+		ret = run_one(&o, &o.modes[nres], &o.wl, &res[nres]);
+	}
 	progress_end(&pg);
-	vqf_sim_free(s);
 
 	if (o.json)
-		print_json(&o, &o.wl, res);
-	else if (res->nphases || !ret)
+		print_json(&o, &o.wl, res, nres);
+	else if (o.all && (res[0].nphases || !ret))
+		print_matrix(&o, &o.wl, res, nres);
+	else if (!o.all && (res[0].nphases || !ret))
 		print_table(&o, &o.wl, res);
-	if (ret)
-		fprintf(stderr, "%s: %s workload failed: %s\n", vqf_cli_prog,
-			vqf_wl_kind_name(o.wl.kind), res->errmsg);
+	if (ret) {
+		const struct vqf_wl_result *r = &res[nres - 1];
+
+		fprintf(stderr, "%s: %s workload failed%s%s: %s\n",
+			vqf_cli_prog, vqf_wl_kind_name(o.wl.kind),
+			o.all ? " in cache mode " : "",
+			o.all ? o.modes[nres - 1].label : "", r->errmsg);
+	}
 	if (ret == -ENOMEM)
 		fprintf(stderr, "%s: guest RAM is %llu MiB: try more --ram, "
 			"fewer --jobs or a smaller --bs\n", vqf_cli_prog,
 			(o.ram ? o.ram : 256ull << 20) >> 20);
+	if (o.plot && !ret && plot_png(&o, &o.wl, res, nres))
+		ret = -EIO;
 	free(res);
 	return ret ? EXIT_FAIL : 0;
 }

@@ -66,12 +66,30 @@ static int s_readdir(void *ctx, const char *path, vqf_wl_dirent_fn fn,
 	return vqf_gcli_readdir(cli(ctx), path, false, fn, arg);
 }
 
+static int s_readdir_plus(void *ctx, const char *path, vqf_wl_dirent_fn fn,
+			  void *arg)
+{
+	return vqf_gcli_readdir(cli(ctx), path, true, fn, arg);
+}
+
+static int s_lstat(void *ctx, const char *path, struct stat *st)
+{
+	return vqf_gcli_lstat(cli(ctx), path, st);
+}
+
+static ssize_t s_getxattr(void *ctx, const char *path, const char *name,
+			  void *value, size_t size)
+{
+	return vqf_gcli_lgetxattr(cli(ctx), path, name, value, size);
+}
+
 static void s_counters(void *ctx, struct vqf_wl_counters *out)
 {
 	struct vqf_sim_stats st;
 
 	vqf_sim_get_stats(ctx, &st);
 	out->requests = st.drv.submitted;
+	out->lookups = st.cli.lookups;
 	out->forgets = st.drv.forgets + st.drv.batch_forgets;
 	out->kicks = st.drv.kicks;
 	out->irqs = st.drv.irqs;
@@ -96,6 +114,9 @@ void vqf_wl_sim_fs(struct vqf_sim *s, const char *name, struct vqf_wl_fs *fs)
 		.mkdir = s_mkdir,
 		.rmdir = s_rmdir,
 		.readdir = s_readdir,
+		.readdir_plus = s_readdir_plus,
+		.lstat = s_lstat,
+		.getxattr = s_getxattr,
 		.counters = s_counters,
 	};
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define KIB		1024ull
@@ -258,21 +259,6 @@ static int sf_append_one(struct wl_job *j, unsigned int i, const char *p)
 	return sf_file_io(j, i, p, O_WRONLY | O_APPEND, true, j->r->cfg.size);
 }
 
-static int sf_stat_one(struct wl_job *j, unsigned int i, const char *p)
-{
-	struct wl_run *r = j->r;
-	struct stat st;
-	int ret;
-
-	(void)i;
-	ret = r->fs->stat(r->fs->ctx, p, &st);
-	if (ret < 0)
-		return wl_fail(r, "stat", p, ret);
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != r->cfg.size)
-		return wl_fail(r, "stat (wrong type or size)", p, -EIO);
-	return 0;
-}
-
 static int sf_rename_one(struct wl_job *j, unsigned int i, const char *p)
 {
 	struct wl_run *r = j->r;
@@ -297,11 +283,6 @@ static int sf_delete_one(struct wl_job *j, unsigned int i, const char *p)
 static int sf_create(struct wl_job *j)
 {
 	return sf_each(j, 'f', sf_create_one);
-}
-
-static int sf_stat(struct wl_job *j)
-{
-	return sf_each(j, 'f', sf_stat_one);
 }
 
 static int sf_read(struct wl_job *j)
@@ -493,6 +474,7 @@ static int run_phase(struct wl_run *r, const char *name,
 	}
 	ph->secs = ts_diff(&t0, &end);
 	ph->delta.requests = c1.requests - c0.requests;
+	ph->delta.lookups = c1.lookups - c0.lookups;
 	ph->delta.forgets = c1.forgets - c0.forgets;
 	ph->delta.kicks = c1.kicks - c0.kicks;
 	ph->delta.irqs = c1.irqs - c0.irqs;
@@ -567,6 +549,71 @@ static int list_dir(struct wl_run *r, const char *path, struct name_list *l)
 		return wl_fail(r, "readdir", *path ? path : "/", ret);
 	}
 	return 0;
+}
+
+/*
+ * ls -l of the job's directory, as coreutils does it: one listing
+ * (READDIRPLUS where the filesystem has it), the names sorted, then per
+ * entry an lstat and the ACL probe (lgetxattr system.posix_acl_access).
+ * One operation is one entry.
+ */
+static int sf_lsl(struct wl_job *j)
+{
+	struct wl_run *r = j->r;
+	const struct vqf_wl_fs *fs = r->fs;
+	struct name_list l = { 0 };
+	char dir[96], p[160];
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s/j%u", r->top, j->id);
+	ret = (fs->readdir_plus ? fs->readdir_plus : fs->readdir)(fs->ctx,
+			dir, list_add, &l);
+	if (ret < 0) {
+		list_free(&l);
+		return wl_fail(r, "readdir", dir, ret);
+	}
+	if (l.n != r->cfg.files) {
+		list_free(&l);
+		return wl_fail(r, "readdir (wrong number of entries)", dir,
+			       -EIO);
+	}
+	if (l.n > 1)
+		qsort(l.names, l.n, sizeof(*l.names), cmp_str);
+	for (size_t i = 0; i < l.n && !ret; i++) {
+		struct stat st;
+		ssize_t x;
+
+		if (atomic_load_explicit(&r->failed, memory_order_relaxed)) {
+			ret = -ECANCELED;
+			break;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, l.names[i]);
+		ret = (fs->lstat ? fs->lstat : fs->stat)(fs->ctx, p, &st);
+		if (ret < 0) {
+			ret = wl_fail(r, "lstat", p, ret);
+			break;
+		}
+		if (!S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size != r->cfg.size) {
+			ret = wl_fail(r, "lstat (wrong type or size)", p,
+				      -EIO);
+			break;
+		}
+		/* No ACL (or no ACL support) is the usual answer; a
+		 * default ACL on the shared directory gives one.
+		 */
+		x = fs->getxattr ? fs->getxattr(fs->ctx, p,
+						"system.posix_acl_access",
+						NULL, 0) : 0;
+		if (x < 0 && x != -ENODATA && x != -EOPNOTSUPP) {
+			ret = wl_fail(r, "lgetxattr(system.posix_acl_access)",
+				      p, (int)x);
+			break;
+		}
+		op_done(j);
+	}
+	list_free(&l);
+	return ret;
 }
 
 /* Removes @path and what is in it, @depth levels down at most. */
@@ -757,7 +804,7 @@ static int run_phases(struct wl_run *r)
 		int (*fn)(struct wl_job *j);
 	} sf[] = {
 		{ "create", sf_create },
-		{ "stat", sf_stat },
+		{ "ls-l", sf_lsl },
 		{ "read", sf_read },
 		{ "append", sf_append },
 		{ "rename", sf_rename },
@@ -871,6 +918,7 @@ out:
 
 struct posix_fs {
 	int dirfd;
+	char *root;	/* for lgetxattr(2), which has no *at() form */
 };
 
 static int pdir(void *ctx)
@@ -923,6 +971,28 @@ static ssize_t p_write(void *ctx, int fd, const void *buf, size_t n)
 static int p_stat(void *ctx, const char *path, struct stat *st)
 {
 	return fstatat(pdir(ctx), rel(path), st, 0) ? -errno : 0;
+}
+
+static int p_lstat(void *ctx, const char *path, struct stat *st)
+{
+	return fstatat(pdir(ctx), rel(path), st, AT_SYMLINK_NOFOLLOW) ?
+	       -errno : 0;
+}
+
+static ssize_t p_getxattr(void *ctx, const char *path, const char *name,
+			  void *value, size_t size)
+{
+	struct posix_fs *p = ctx;
+	char *full;
+	ssize_t r;
+
+	if (asprintf(&full, "%s/%s", p->root, rel(path)) < 0)
+		return -ENOMEM;
+	r = lgetxattr(full, name, value, size);
+	if (r < 0)
+		r = -errno;
+	free(full);
+	return r;
 }
 
 static int p_unlink(void *ctx, const char *path)
@@ -992,10 +1062,14 @@ int vqf_wl_posix_open(const char *root, struct vqf_wl_fs *fs)
 
 	if (!p)
 		return -ENOMEM;
+	p->root = strdup(root);
 	p->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p->dirfd < 0) {
-		int err = -errno;
+	if (p->dirfd < 0 || !p->root) {
+		int err = p->root ? -errno : -ENOMEM;
 
+		if (p->dirfd >= 0)
+			close(p->dirfd);
+		free(p->root);
 		free(p);
 		return err;
 	}
@@ -1013,6 +1087,9 @@ int vqf_wl_posix_open(const char *root, struct vqf_wl_fs *fs)
 		.mkdir = p_mkdir,
 		.rmdir = p_rmdir,
 		.readdir = p_readdir,
+		/* getdents: the kernel picks READDIRPLUS on a FUSE mount. */
+		.lstat = p_lstat,
+		.getxattr = p_getxattr,
 	};
 	return 0;
 }
@@ -1023,6 +1100,7 @@ void vqf_wl_posix_close(struct vqf_wl_fs *fs)
 
 	if (p) {
 		close(p->dirfd);
+		free(p->root);
 		free(p);
 	}
 	fs->ctx = NULL;

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cli_opts.c - the guest cache options of vqfuse-sim's subcommands (see
+ * vqf_cli.h), so that run and mount accept and refuse the same values
+ * with the same messages.
+ */
+#include "vqf_cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vqf_cli_parse_cache(const char *val, enum vqf_gcli_cache *out,
+			bool *all)
+{
+	if (all)
+		*all = false;
+	if (!strcmp(val, "none"))
+		*out = VQF_GCLI_CACHE_NONE;
+	else if (!strcmp(val, "auto"))
+		*out = VQF_GCLI_CACHE_AUTO;
+	else if (!strcmp(val, "always"))
+		*out = VQF_GCLI_CACHE_ALWAYS;
+	else if (all && !strcmp(val, "all"))
+		*all = true;
+	else
+		return vqf_cli_bad_usage("--cache: unknown mode '%s' "
+					 "(none, auto, always%s)", val,
+					 all ? ", all" : "");
+	return 0;
+}
+
+int vqf_cli_parse_timeout(const char *val, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(val, &end);
+	if (errno || end == val || *end || !(v > 0) ||
+	    v > VQF_CLI_TIMEOUT_MAX)
+		return vqf_cli_bad_usage("--timeout: invalid value '%s' "
+					 "(expected seconds, 0 < s <= %.0f)",
+					 val, VQF_CLI_TIMEOUT_MAX);
+	*out = v;
+	return 0;
+}
+
+int vqf_cli_check_cache(enum vqf_gcli_cache cache, bool timeout_set)
+{
+	if (timeout_set && cache != VQF_GCLI_CACHE_AUTO)
+		return vqf_cli_bad_usage("--timeout applies to --cache=auto "
+					 "only");
+	return 0;
+}
+
+const char *vqf_cli_cache_name(enum vqf_gcli_cache c)
+{
+	return c == VQF_GCLI_CACHE_AUTO ? "auto" :
+	       c == VQF_GCLI_CACHE_ALWAYS ? "always" : "none";
+}
+
+void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
+		       bool writeback, double timeout)
+{
+	cfg->cache = cache;
+	cfg->writeback = writeback;
+	cfg->timeout_ns = (u64)(timeout * 1e9);
+}
+
+void vqf_cli_cache_usage(FILE *f, bool all)
+{
+	fprintf(f,
+"  --cache MODE        the simulated guest's cache: none (default), auto,\n"
+"                      always%s\n"
+"  --writeback         writes may stay in the guest until close or fsync\n"
+"                      (auto and always; no effect with none, which is\n"
+"                      direct I/O)\n"
+"  --timeout SECONDS   cache=auto entry and attribute timeout (default 1)\n",
+		all ? "; all: the five modes in turn (none, auto,\n"
+		"                      always, auto+wb, always+wb)" : "");
+}
