@@ -96,13 +96,14 @@ check_dir() {
 	fi
 }
 
-SF="create stat read append rename delete-renamed"
+SF="create ls-l read append rename delete-renamed"
 
 # Help, version, commands.
 expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
-	 --jobs --backend --json; do
+	 --jobs --backend --json --cache --writeback --timeout --plot ls-l \
+	 auto+wb always+wb; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
 expect 0 "help" help
@@ -133,6 +134,19 @@ expect_usage "nfs" run --shared "$D" --backend nfs
 expect_usage "tarball" run --shared "$D" --workload tarball
 expect_usage "--json" run --shared "$D" --json=yes
 expect_usage "stray" run --shared "$D" stray
+expect_usage "bogus" run --shared "$D" --cache bogus
+expect_usage "--cache" run --shared "$D" --cache=
+expect_usage "--cache" run --shared "$D" --cache
+expect_usage "--writeback" run --shared "$D" --writeback=yes
+expect_usage "--writeback" run --shared "$D" --cache=all --writeback
+expect_usage "--timeout" run --shared "$D" --cache=auto --timeout 0
+expect_usage "--timeout" run --shared "$D" --cache=auto --timeout 1x
+expect_usage "--timeout" run --shared "$D" --cache=auto --timeout 86401
+expect_usage "--timeout applies" run --shared "$D" --timeout 2
+expect_usage "--timeout applies" run --shared "$D" --cache always \
+	--timeout 2
+expect_usage "--plot" run --shared "$D" --plot=
+expect_usage "--plot" run --shared "$D" --plot
 check_dir "usage errors"
 
 # Every workload, small, through vqfuse's passthrough; table and JSON.
@@ -163,6 +177,104 @@ done
 expect 0 "seqread odd size" run --shared "$D" --workload seqread \
 	--size 100001 --bs 4096 --json --quiet && check_json seqread seqread
 check_dir "seqread odd size"
+
+# One cache mode: named in the JSON; writeback with none is accepted (and
+# does nothing: direct I/O).
+expect 0 "cache auto" run --shared "$D" --files 10 --cache=auto \
+	--timeout 0.5 --json --quiet && check_json smallfile $SF
+check_dir "cache auto"
+expect 0 "cache none writeback" run --shared "$D" --files 10 --cache none \
+	--writeback --json --quiet && check_json smallfile $SF &&
+	python3 - "$OUT" <<'PY' || fail "cache none writeback: JSON mode"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["mode"], d["cache"], d["writeback"]) == \
+	("none+wb", "none", True), d
+assert d["timeout_seconds"] == 1, d
+PY
+check_dir "cache none writeback"
+
+# The matrix: every mode, every phase, and what the caches save.
+expect 0 "cache=all json" run --shared "$D" --files 20 --cache=all \
+	--json --quiet &&
+	python3 - "$OUT" $SF <<'PY' || fail "cache=all JSON"
+import json, sys
+path, phases = sys.argv[1], sys.argv[2:]
+d = json.load(open(path))
+assert d["ok"] is True, d
+modes = {m["mode"]: m for m in d["modes"]}
+assert [m["mode"] for m in d["modes"]] == \
+	["none", "auto", "always", "auto+wb", "always+wb"], list(modes)
+for m in d["modes"]:
+	assert m["ok"] is True, m
+	assert m["writeback"] == m["mode"].endswith("+wb"), m
+	assert m["cache"] == m["mode"].split("+")[0], m
+	assert [p["name"] for p in m["phases"]] == phases, m["mode"]
+	for p in m["phases"]:
+		assert p["ops"] == 20 and p["ops_per_sec"] > 0, p
+		# Every operation but ls-l's cached entries costs a request.
+		assert p["requests_per_op"] >= 1, (m["mode"], p)
+		assert 0 < p["kicks"] <= p["requests"], (m["mode"], p)
+		assert p["interrupts"] > 0, (m["mode"], p)
+ph = lambda mode, name: next(p for p in modes[mode]["phases"]
+			     if p["name"] == name)
+for name in phases:
+	none = ph("none", name)
+	# cache=none walks every path component with LOOKUP.
+	assert none["lookups_per_op"] >= 2, none
+	for mode in ("auto", "always", "auto+wb", "always+wb"):
+		c = ph(mode, name)
+		assert c["requests"] < none["requests"], (mode, c, none)
+		assert c["lookups"] < none["lookups"], (mode, c, none)
+		# After create, every name is in the dentry cache (ls -l's
+		# READDIRPLUS fills it, rename moves it): no LOOKUP at all.
+		if name != "create":
+			assert c["lookups"] == 0, (mode, c)
+# ls -l with a cache: one GETXATTR per entry plus the listing.
+for mode in ("auto", "always"):
+	assert ph(mode, "ls-l")["requests_per_op"] < 1.5, ph(mode, "ls-l")
+# Writeback batches the small appends: never more requests.
+for mode in ("auto", "always"):
+	assert ph(mode + "+wb", "append")["requests"] <= \
+		ph(mode, "append")["requests"], mode
+PY
+check_dir "cache=all json"
+expect 0 "cache=all table" run --shared "$D" --files 5 --cache=all \
+	--inline --quiet &&
+	for t in "ops/s" "req/op" "lkp/op" "kick/op" "irq/op" "intr/op"; do
+		grep -q "^$t  *none  *auto  *always  *auto+wb  *always+wb$" \
+			"$OUT" || fail "cache=all table lacks $t"
+	done
+check_dir "cache=all table"
+
+# --plot: a PNG, nothing left in TMPDIR; a clear error without gnuplot,
+# before anything runs.
+mkdir "$T/tmp"
+if command -v gnuplot > /dev/null; then
+	TMPDIR=$T/tmp expect 0 "plot" run --shared "$D" --files 5 \
+		--cache=all --quiet --plot "$T/p.png" &&
+		if [ "$(head -c 4 "$T/p.png" | od -An -c | tr -d ' ')" != \
+		     '211PNG' ]; then
+			fail "plot: $T/p.png is not a PNG"
+		fi
+	[ -z "$(ls -A "$T/tmp")" ] || fail "plot left files in TMPDIR"
+	TMPDIR=$T/tmp expect 0 "plot one mode" run --shared "$D" --files 5 \
+		--quiet --json --plot "$T/q.png" && [ -s "$T/q.png" ] ||
+		fail "plot one mode: no PNG"
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT" ||
+		fail "plot one mode: gnuplot's output in the JSON"
+	check_dir "plot"
+else
+	echo "SKIP: --plot (no gnuplot)"
+fi
+VQF_GNUPLOT=$T/no/gnuplot expect 1 "plot without gnuplot" run \
+	--shared "$D" --files 5 --quiet --plot "$T/r.png" &&
+	grep -q "needs gnuplot" "$ERR" || fail "plot without gnuplot: message"
+[ ! -e "$T/r.png" ] || fail "plot without gnuplot: a PNG anyway"
+expect 1 "plot into a missing directory" run --shared "$D" --files 5 \
+	--quiet --plot "$T/no/such/dir.png" &&
+	grep -q "cannot write" "$ERR" || fail "plot missing dir: message"
+check_dir "plot errors"
 
 # An empty shared directory stays empty.
 mkdir "$T/empty"

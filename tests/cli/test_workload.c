@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 static const char *const sf_phases[] = {
-	"create", "stat", "read", "append", "rename", "delete-renamed",
+	"create", "ls-l", "read", "append", "rename", "delete-renamed",
 };
 
 struct fixture {
@@ -275,7 +275,7 @@ static void test_fail_eio(void **state)
 	assert_int_equal(run_evil(fx, EVIL_EIO, VQF_WL_SMALLFILE, &res),
 			 -EIO);
 	assert_int_equal(res.err, -EIO);
-	/* create and stat done, read failed. */
+	/* create and ls-l done, read failed. */
 	assert_int_equal(res.nphases, 2);
 	assert_non_null(strstr(res.errmsg, "read: pread(vqf-wl."));
 	assert_non_null(strstr(res.errmsg, "/j0/f"));
@@ -299,7 +299,8 @@ static void test_fail_data(void **state)
 	check_left_as_found(fx);
 	assert_int_equal(run_evil(fx, EVIL_STAT, VQF_WL_SMALLFILE, &res),
 			 -EIO);
-	assert_non_null(strstr(res.errmsg, "stat (wrong type or size)"));
+	assert_non_null(strstr(res.errmsg,
+				"ls-l: lstat (wrong type or size)"));
 	check_left_as_found(fx);
 }
 
@@ -348,9 +349,48 @@ static void test_sim(void **state)
 		assert_true(d->interrupts >= 1);
 		assert_true(d->drv_copied > 0);
 	}
-	/* stat: LOOKUP of the top directory, the job's and the file. */
-	assert_int_equal(res.phase[1].delta.requests, 3 * 16);
+	/*
+	 * ls-l, cache=none: per job directory LOOKUP top and job, OPENDIR,
+	 * READDIRPLUS (one full, one empty), RELEASEDIR; per entry the
+	 * lstat's three LOOKUPs and the lgetxattr's three and GETXATTR.
+	 */
+	assert_int_equal(res.phase[1].delta.lookups, 2 * 2 + 16 * 6);
+	assert_int_equal(res.phase[1].delta.requests, 2 * 6 + 16 * 7);
 	assert_true(res.phase[0].delta.cli_copied >= 16 * 4096);
+	vqf_sim_free(s);
+	check_left_as_found(fx);
+}
+
+/*
+ * cache=always: what create looked up stays, and READDIRPLUS fills the
+ * dentries, so ls -l sends no LOOKUP at all: per job directory OPENDIR,
+ * two READDIRPLUS and RELEASEDIR, per entry the GETXATTR (xattrs are not
+ * cached, as in fs/fuse without posix_acl).  Later phases find their
+ * files without a LOOKUP either.
+ */
+static void test_sim_always(void **state)
+{
+	struct fixture *fx = *state;
+	struct vqf_sim_cfg sc = {
+		.shared = fx->dir,
+		.cli = { .cache = VQF_GCLI_CACHE_ALWAYS },
+	};
+	struct vqf_wl_cfg cfg = {
+		.kind = VQF_WL_SMALLFILE, .jobs = 2, .files = 8,
+	};
+	struct vqf_wl_result res;
+	struct vqf_wl_fs fs;
+	struct vqf_sim *s;
+
+	assert_int_equal(vqf_sim_new(&sc, &s), 0);
+	vqf_wl_sim_fs(s, "sim", &fs);
+	assert_int_equal(vqf_wl_run(&fs, &cfg, &res), 0);
+	assert_int_equal(res.nphases, 6);
+	assert_string_equal(res.phase[1].name, "ls-l");
+	assert_int_equal(res.phase[1].delta.lookups, 0);
+	assert_int_equal(res.phase[1].delta.requests, 2 * 4 + 16);
+	for (unsigned int i = 2; i < 6; i++)
+		assert_int_equal(res.phase[i].delta.lookups, 0);
 	vqf_sim_free(s);
 	check_left_as_found(fx);
 }
@@ -370,6 +410,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fail_litter, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sim_always, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,9 @@
  * 0, direct_io) because the simulated guest is cache=none: both send every
  * operation to the server.  Rounds alternate the stacks; the median of the
  * rounds is reported per phase, with ratios c/b, d/b, d/a and the same
- * for the inline-kick stacks (e), (f).
+ * for the inline-kick stacks (e), (f).  ls-l on (a) and (b) is getdents
+ * (the host kernel picks READDIRPLUS on the mount), lstat and lgetxattr,
+ * as on the simulated stacks, which list with READDIRPLUS.
  */
 #define _GNU_SOURCE
 #include "vqf_wl_sim.h"
@@ -81,7 +83,7 @@ static void usage(FILE *f)
 "Usage: bench-smallfile [--files N] [--size BYTES] [--jobs N] [--queues N]\n"
 "                       [--threads N] [--runs N] [--ptll PATH]\n"
 "\n"
-"Runs the smallfile workload (create, stat, read, append, rename,\n"
+"Runs the smallfile workload (create, ls-l, read, append, rename,\n"
 "delete-renamed) on (a) a native directory, (b) libfuse3's passthrough_ll\n"
 "mounted through /dev/fuse with cache=never, (c) the simulated guest over\n"
 "passthrough_ll and (d) the simulated guest over vqfuse's passthrough, and\n"
