@@ -108,7 +108,7 @@ static void usage(FILE *f)
 "file and errno are named on stderr) or --plot could not draw, 2 bad\n"
 "usage.\n"
 "\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
-	fprintf(f, "Cache options of run (mount takes them too, but not all):\n");
+	fprintf(f, "Cache options of run (mount takes them, not all):\n");
 	vqf_cli_cache_usage(f, true);
 	fprintf(f, "\n");
 	vqf_cli_mount_usage(f);
@@ -782,6 +782,25 @@ static FILE *tmp_file(char *path, size_t size)
 	return f;
 }
 
+static void plot_title(const struct run_opts *o, const struct vqf_wl_cfg *wl,
+		       char *t, size_t size)
+{
+	int n = snprintf(t, size, "vqfuse-sim %s, backend %s, %u queue(s), "
+			 "%s kicks, %u job(s) x ", vqf_wl_kind_name(wl->kind),
+			 vqf_wl_sim_fs_name(o->fs), o->queues,
+			 o->inline_kick ? "inline" : "threaded", wl->jobs);
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (wl->kind == VQF_WL_SMALLFILE)
+		snprintf(t + n, size - n, "%u files of %llu B", wl->files,
+			 (unsigned long long)wl->size);
+	else
+		snprintf(t + n, size - n, "a %llu B file, bs %llu",
+			 (unsigned long long)wl->size,
+			 (unsigned long long)wl->bs);
+}
+
 /*
  * The data (a row per phase, a column of ops/s per mode) and the script
  * go to temporary files that are gone afterwards; gnuplot's messages are
@@ -792,7 +811,7 @@ static int plot_png(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 		    const struct vqf_wl_result *res, unsigned int nres)
 {
 	const struct vqf_wl_result *ref = phase_ref(res, nres);
-	char dpath[PATH_MAX], spath[PATH_MAX];
+	char dpath[PATH_MAX], spath[PATH_MAX], title[256];
 	double lo = 0, hi = 0;
 	FILE *d, *sc;
 	int ret = -1, status;
@@ -835,17 +854,8 @@ static int plot_png(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 		"font 'sans,10'\nset output ");
 	gp_str(sc, o->plot);
 	fprintf(sc, "\nset title ");
-	{
-		char t[256];
-
-		snprintf(t, sizeof(t), "vqfuse-sim %s: %u x %u files of %llu "
-			 "B, backend %s, %u queue(s), %s kicks", vqf_wl_kind_name(
-			 wl->kind), wl->jobs, wl->files,
-			 (unsigned long long)wl->size,
-			 vqf_wl_sim_fs_name(o->fs), o->queues,
-			 o->inline_kick ? "inline" : "threaded");
-		gp_str(sc, t);
-	}
+	plot_title(o, wl, title, sizeof(title));
+	gp_str(sc, title);
 	fprintf(sc, "\nset ylabel 'operations per second%s'\n"
 		"set style data histograms\n"
 		"set style histogram clustered gap 1\n"
