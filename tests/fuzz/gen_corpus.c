@@ -15,10 +15,15 @@
  *   fuzz_vring_drv     buffers plus a device that answers in order
  *   fuzz_dax_dev       mappings set up, upgraded, looked up, removed, and
  *                      every rejection once
+ *   fuzz_device        step programs: bring-up, INIT, then every opcode
+ *                      the passthrough serves after what it needs (a
+ *                      lookup, an open); raw, split and indirect chains,
+ *                      unpublished entries, a runaway avail idx, resets
  *
  * Usage: gen_corpus OUTDIR  (creates OUTDIR/<harness>/seed-NNN).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +430,439 @@ static void gen_dax_dev(void)
 	emit("fuzz_dax_dev", &o);
 }
 
+/* ---------------------------------------------------------------------- */
+/* fuzz_device: step programs (see the top of fuzz_device.c). */
+
+enum { D_POKE, D_RAW, D_REQ, D_PUBLISH, D_KICK, D_STATUS, D_FEATURES,
+       D_SETQ, D_BRINGUP, D_CONFIG };
+
+/* Queue size 32, EVENT_IDX, INDIRECT_DESC, both request queues. */
+#define D_CFG		(4 | 8 | 16 | 32)
+#define D_SHAPE		(3 << 2)	/* one readable piece, 4112 writable */
+#define D_NODE(k)	(k)		/* sel: k-th learnt nodeid */
+#define D_PATCH(k)	((k) << 4)	/* sel: patch the k-th learnt value */
+#define D_HX_NODE	2		/* hx: the patch is a nodeid */
+#define D_HX_OFS(o)	(((o) / 8) << 2)
+#define D_GUESS_NODE(k)	((1ULL << 32) | ((k) + 1))
+#define D_GUESS_FH(k)	((1ULL << 32) | (k))
+
+static void d_req(struct out *o, unsigned int q, unsigned int shape,
+		  unsigned int op, unsigned int sel, unsigned int hx,
+		  const void *body, unsigned int blen)
+{
+	put8(o, D_REQ);
+	put8(o, q);
+	put8(o, shape);
+	put8(o, op);
+	put8(o, sel);
+	put8(o, hx);
+	put16(o, blen);
+	put(o, body, blen);
+	put8(o, D_KICK);
+	put8(o, q);
+}
+
+/* A request on request queue 1 with room for any reply. */
+static void d_op(struct out *o, unsigned int op, unsigned int sel,
+		 unsigned int hx, const void *body, unsigned int blen)
+{
+	d_req(o, 1, D_SHAPE, op, sel, hx, body, blen);
+}
+
+static void d_name(struct out *o, unsigned int op, unsigned int sel,
+		   const void *arg, unsigned int alen, const char *n1,
+		   const char *n2)
+{
+	unsigned char b[512];
+	unsigned int k = alen;
+
+	memcpy(b, arg, alen);
+	memcpy(b + k, n1, strlen(n1) + 1);
+	k += strlen(n1) + 1;
+	if (n2) {
+		memcpy(b + k, n2, strlen(n2) + 1);
+		k += strlen(n2) + 1;
+	}
+	d_op(o, op, sel, 0, b, k);
+}
+
+static void d_init_body(struct fuse_init_in *ii)
+{
+	memset(ii, 0, sizeof(*ii));
+	ii->major = FUSE_KERNEL_VERSION;
+	ii->minor = FUSE_KERNEL_MINOR_VERSION;
+	ii->max_readahead = 65536;
+	ii->flags = FUSE_ASYNC_READ | FUSE_POSIX_LOCKS | FUSE_BIG_WRITES |
+		    FUSE_DONT_MASK | FUSE_FLOCK_LOCKS | FUSE_DO_READDIRPLUS |
+		    FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES;
+}
+
+/* Bring-up, INIT and LOOKUP "f" (the first learnt nodeid). */
+static void d_start(struct out *o)
+{
+	struct fuse_init_in ii;
+
+	put8(o, D_CFG);
+	d_init_body(&ii);
+	d_op(o, FUSE_INIT, 0, 0, &ii, sizeof(ii));
+	d_op(o, FUSE_LOOKUP, 0, 0, "f", 2);
+}
+
+/* ... and OPEN it read-write (the first learnt file handle). */
+static void d_start_open(struct out *o)
+{
+	struct fuse_open_in oi = { .flags = O_RDWR };
+
+	d_start(o);
+	d_op(o, FUSE_OPEN, D_NODE(1), 0, &oi, sizeof(oi));
+}
+
+static void d_lk(struct out *o, unsigned int op, unsigned int type)
+{
+	struct fuse_lk_in lk = {
+		.owner = 42,
+		.lk = { .start = 0, .end = 100, .type = type, .pid = 1 },
+	};
+
+	d_op(o, op, D_NODE(1) | D_PATCH(1), 0, &lk, sizeof(lk));
+}
+
+static void gen_device(void)
+{
+	const char *T = "fuzz_device";
+	struct out o = { .n = 0 };
+	unsigned char b[512];
+
+	/* Every opcode the passthrough serves, after what it needs. */
+	d_start(&o);
+	emit(T, &o);
+	{
+		struct fuse_forget_in fi = { .nlookup = 1 };
+
+		d_start(&o);
+		d_req(&o, 0, 0, FUSE_FORGET, D_NODE(1), 0, &fi, sizeof(fi));
+		d_op(&o, FUSE_GETATTR, D_NODE(1), 0, b, 0);
+		emit(T, &o);
+	}
+	{
+		struct fuse_getattr_in gi = { 0 };
+
+		d_start(&o);
+		d_op(&o, FUSE_GETATTR, D_NODE(1), 0, &gi, sizeof(gi));
+		d_op(&o, FUSE_GETATTR, 0, 0, &gi, sizeof(gi));
+		emit(T, &o);
+	}
+	{
+		struct fuse_setattr_in si = {
+			.valid = FATTR_SIZE | FATTR_MODE | FATTR_MTIME,
+			.size = 3, .mode = 0600, .mtime = 12345,
+		};
+
+		d_start(&o);
+		d_op(&o, FUSE_SETATTR, D_NODE(1), 0, &si, sizeof(si));
+		emit(T, &o);
+	}
+	d_start(&o);
+	d_op(&o, FUSE_LOOKUP, 0, 0, "l", 2);
+	d_op(&o, FUSE_READLINK, D_NODE(2), 0, b, 0);
+	d_op(&o, FUSE_LOOKUP, D_NODE(2), 0, "secret", 7);
+	emit(T, &o);
+	d_start(&o);
+	d_name(&o, FUSE_SYMLINK, 0, b, 0, "sl", "../../outside/secret");
+	d_op(&o, FUSE_LOOKUP, 0, 0, "sl", 3);
+	emit(T, &o);
+	{
+		struct fuse_mknod_in mi = { .mode = S_IFREG | 0644 };
+
+		d_start(&o);
+		d_name(&o, FUSE_MKNOD, 0, &mi, sizeof(mi), "n", NULL);
+		mi.mode = S_IFIFO | 0600;
+		d_name(&o, FUSE_MKNOD, 0, &mi, sizeof(mi), "q", NULL);
+		mi.mode = S_IFCHR | 0600;
+		mi.rdev = 0x0103;
+		d_name(&o, FUSE_MKNOD, 0, &mi, sizeof(mi), "z", NULL);
+		emit(T, &o);
+	}
+	{
+		struct fuse_mkdir_in mi = { .mode = 0755 };
+
+		d_start(&o);
+		d_name(&o, FUSE_MKDIR, 0, &mi, sizeof(mi), "e", NULL);
+		d_name(&o, FUSE_MKDIR, D_NODE(2), &mi, sizeof(mi), "e2", NULL);
+		d_name(&o, FUSE_RMDIR, 0, b, 0, "d", NULL);
+		d_name(&o, FUSE_RMDIR, D_NODE(2), b, 0, "e2", NULL);
+		emit(T, &o);
+	}
+	d_start(&o);
+	d_name(&o, FUSE_UNLINK, 0, b, 0, "f", NULL);
+	d_name(&o, FUSE_UNLINK, 0, b, 0, "..", NULL);
+	d_op(&o, FUSE_GETATTR, D_NODE(1), 0, b, 16);
+	emit(T, &o);
+	{
+		struct fuse_rename_in ri = { .newdir = FUSE_ROOT_ID };
+		struct fuse_rename2_in r2 = { .newdir = FUSE_ROOT_ID,
+					      .flags = 1 /* NOREPLACE */ };
+
+		d_start(&o);
+		d_name(&o, FUSE_RENAME, 0, &ri, sizeof(ri), "f", "g");
+		d_name(&o, FUSE_RENAME2, 0, &r2, sizeof(r2), "g", "d");
+		ri.newdir = D_GUESS_NODE(1);
+		d_name(&o, FUSE_RENAME, 0, &ri, sizeof(ri), "g", "x");
+		emit(T, &o);
+	}
+	{
+		struct fuse_link_in li = { .oldnodeid = D_GUESS_NODE(1) };
+
+		d_start(&o);
+		memcpy(b, &li, sizeof(li));
+		memcpy(b + sizeof(li), "h", 2);
+		d_op(&o, FUSE_LINK, D_PATCH(1), D_HX_NODE | D_HX_OFS(0), b,
+		     sizeof(li) + 2);
+		emit(T, &o);
+	}
+	{
+		struct fuse_read_in ri = { .size = 4096 };
+		struct fuse_write_in wi = { .size = 5, .offset = 3 };
+
+		d_start_open(&o);
+		d_op(&o, FUSE_READ, D_NODE(1) | D_PATCH(1), 0, &ri,
+		     sizeof(ri));
+		memcpy(b, &wi, sizeof(wi));
+		memcpy(b + sizeof(wi), "HELLO", 5);
+		d_op(&o, FUSE_WRITE, D_NODE(1) | D_PATCH(1), 0, b,
+		     sizeof(wi) + 5);
+		emit(T, &o);
+	}
+	d_start(&o);
+	d_op(&o, FUSE_STATFS, 0, 0, b, 0);
+	emit(T, &o);
+	{
+		struct fuse_release_in rl = { .flags = O_RDWR };
+		struct fuse_fsync_in fs = { .fsync_flags = 1 };
+		struct fuse_flush_in fl = { .lock_owner = 42 };
+
+		d_start_open(&o);
+		d_op(&o, FUSE_FSYNC, D_NODE(1) | D_PATCH(1), 0, &fs,
+		     sizeof(fs));
+		d_op(&o, FUSE_FLUSH, D_NODE(1) | D_PATCH(1), 0, &fl,
+		     sizeof(fl));
+		d_op(&o, FUSE_RELEASE, D_NODE(1) | D_PATCH(1), 0, &rl,
+		     sizeof(rl));
+		d_op(&o, FUSE_RELEASE, D_NODE(1) | D_PATCH(1), 0, &rl,
+		     sizeof(rl));
+		emit(T, &o);
+	}
+	{
+		struct { u32 size, flags; } sx = { 3, 0 };
+		struct fuse_getxattr_in gx = { .size = 64 };
+
+		d_start(&o);
+		memcpy(b, &sx, 8);
+		memcpy(b + 8, "user.x\0val", 10);
+		d_op(&o, FUSE_SETXATTR, D_NODE(1), 0, b, 18);
+		d_name(&o, FUSE_GETXATTR, D_NODE(1), &gx, sizeof(gx),
+		       "user.x", NULL);
+		d_op(&o, FUSE_LISTXATTR, D_NODE(1), 0, &gx, sizeof(gx));
+		gx.size = 0;
+		d_op(&o, FUSE_LISTXATTR, 0, 0, &gx, sizeof(gx));
+		d_name(&o, FUSE_REMOVEXATTR, D_NODE(1), b, 0, "user.x", NULL);
+		emit(T, &o);
+	}
+	{
+		struct fuse_open_in oi = { .flags = O_RDONLY | O_DIRECTORY };
+		struct fuse_read_in ri = { .size = 4096 };
+		struct fuse_release_in rl = { 0 };
+		struct fuse_fsync_in fs = { 0 };
+
+		d_start(&o);
+		d_op(&o, FUSE_OPENDIR, 0, 0, &oi, sizeof(oi));
+		d_op(&o, FUSE_READDIR, D_PATCH(1), 0, &ri, sizeof(ri));
+		d_op(&o, FUSE_READDIRPLUS, D_PATCH(1), 0, &ri, sizeof(ri));
+		d_op(&o, FUSE_FSYNCDIR, D_PATCH(1), 0, &fs, sizeof(fs));
+		d_op(&o, FUSE_RELEASEDIR, D_PATCH(1), 0, &rl, sizeof(rl));
+		emit(T, &o);
+	}
+	d_start_open(&o);
+	d_lk(&o, FUSE_GETLK, F_WRLCK);
+	d_lk(&o, FUSE_SETLK, F_WRLCK);
+	d_lk(&o, FUSE_SETLKW, F_RDLCK);
+	d_lk(&o, FUSE_SETLK, F_UNLCK);
+	emit(T, &o);
+	{
+		struct fuse_access_in ai = { .mask = 4 };
+
+		d_start(&o);
+		d_op(&o, FUSE_ACCESS, D_NODE(1), 0, &ai, sizeof(ai));
+		emit(T, &o);
+	}
+	{
+		struct fuse_create_in ci = { .flags = O_CREAT | O_RDWR,
+					     .mode = S_IFREG | 0644 };
+		struct fuse_write_in wi = { .size = 4 };
+
+		d_start(&o);
+		d_name(&o, FUSE_CREATE, 0, &ci, sizeof(ci), "c", NULL);
+		memcpy(b, &wi, sizeof(wi));
+		memcpy(b + sizeof(wi), "data", 4);
+		d_op(&o, FUSE_WRITE, D_NODE(2) | D_PATCH(1), 0, b,
+		     sizeof(wi) + 4);
+		/* as the guest's user 1000 (fsuid switched) */
+		d_req(&o, 1, D_SHAPE, FUSE_MKNOD, 0, 1, b, 0);
+		emit(T, &o);
+	}
+	{
+		struct fuse_interrupt_in ii = { .unique = 2 };
+
+		d_start(&o);
+		d_req(&o, 0, 0, FUSE_INTERRUPT, 0, 0, &ii, sizeof(ii));
+		emit(T, &o);
+	}
+	{
+		struct fuse_bmap_in bm = { .block = 1, .blocksize = 512 };
+
+		d_start(&o);
+		d_op(&o, FUSE_BMAP, D_NODE(1), 0, &bm, sizeof(bm));
+		d_op(&o, FUSE_DESTROY, 0, 0, b, 0);
+		d_op(&o, FUSE_GETATTR, 0, 0, b, 16);
+		emit(T, &o);
+	}
+	{
+		struct fuse_ioctl_in io = { .cmd = 0x5401, .out_size = 64 };
+		struct fuse_poll_in po = { .events = 1 };
+
+		d_start_open(&o);
+		d_op(&o, FUSE_IOCTL, D_NODE(1) | D_PATCH(1), 0, &io,
+		     sizeof(io));
+		d_op(&o, FUSE_POLL, D_NODE(1) | D_PATCH(1), 0, &po,
+		     sizeof(po));
+		d_op(&o, FUSE_NOTIFY_REPLY, 0, 0, b, 24);
+		emit(T, &o);
+	}
+	{
+		struct fuse_batch_forget_in bf = { .count = 2 };
+		struct fuse_forget_one fo[2] = {
+			{ .nodeid = D_GUESS_NODE(1), .nlookup = 1 },
+			{ .nodeid = 77, .nlookup = 1 },
+		};
+
+		d_start(&o);
+		memcpy(b, &bf, sizeof(bf));
+		memcpy(b + sizeof(bf), fo, sizeof(fo));
+		d_req(&o, 0, 0, FUSE_BATCH_FORGET, 0, 0, b,
+		      sizeof(bf) + sizeof(fo));
+		d_op(&o, FUSE_GETATTR, D_NODE(1), 0, b, 16);
+		emit(T, &o);
+	}
+	{
+		struct fuse_fallocate_in fa = { .length = 8192 };
+		struct fuse_lseek_in ls = { .whence = 3 /* SEEK_DATA */ };
+		struct fuse_copy_file_range_in cr = {
+			.nodeid_out = D_GUESS_NODE(1),
+			.fh_out = D_GUESS_FH(1), .off_out = 100, .len = 10,
+		};
+
+		d_start_open(&o);
+		d_op(&o, FUSE_FALLOCATE, D_NODE(1) | D_PATCH(1), 0, &fa,
+		     sizeof(fa));
+		fa.offset = 1ULL << 40;
+		d_op(&o, FUSE_FALLOCATE, D_NODE(1) | D_PATCH(1), 0, &fa,
+		     sizeof(fa));
+		d_op(&o, FUSE_LSEEK, D_NODE(1) | D_PATCH(1), 0, &ls,
+		     sizeof(ls));
+		d_op(&o, FUSE_COPY_FILE_RANGE, D_NODE(1) | D_PATCH(1), 0, &cr,
+		     sizeof(cr));
+		emit(T, &o);
+	}
+	d_start(&o);
+	d_op(&o, FUSE_SETUPMAPPING, D_NODE(1), 0, b, 40);
+	d_op(&o, FUSE_REMOVEMAPPING, D_NODE(1), 0, b, 8);
+	d_op(&o, FUSE_SYNCFS, 0, 0, b, 8);
+	d_op(&o, 99, 0, 0, b, 8);
+	emit(T, &o);
+	{
+		struct fuse_create_in ci = { .flags = O_RDWR,
+					     .mode = S_IFREG | 0600 };
+
+		d_start(&o);
+		d_name(&o, FUSE_TMPFILE, 0, &ci, sizeof(ci), "t", NULL);
+		emit(T, &o);
+	}
+
+	/* Ring level. */
+	{
+		struct {
+			struct fuse_in_header h;
+			struct fuse_init_in ii;
+		} r = { .h = { .len = sizeof(r), .opcode = FUSE_INIT,
+			       .unique = 1 } };
+
+		d_init_body(&r.ii);
+		/* raw INIT over 4 readable pieces, split writable part */
+		put8(&o, D_CFG);
+		put8(&o, D_RAW);
+		put8(&o, 1);
+		put8(&o, 3 | D_SHAPE | 16);
+		put16(&o, sizeof(r));
+		put(&o, &r, sizeof(r));
+		put8(&o, D_KICK);
+		put8(&o, 1);
+		/* through an indirect table, on queue 2 */
+		r.h.unique = 2;
+		put8(&o, D_RAW);
+		put8(&o, 2);
+		put8(&o, 1 | D_SHAPE | 32);
+		put16(&o, sizeof(r));
+		put(&o, &r, sizeof(r));
+		put8(&o, D_KICK);
+		put8(&o, 2);
+		emit(T, &o);
+	}
+	/* Two chains made available unpublished, then published at once;
+	 * one with a header-only reply space.
+	 */
+	d_start(&o);
+	put8(&o, D_REQ); put8(&o, 1); put8(&o, D_SHAPE | 64);
+	put8(&o, FUSE_GETATTR); put8(&o, 1); put8(&o, 0); put16(&o, 16);
+	put(&o, b, 16);
+	put8(&o, D_REQ); put8(&o, 1); put8(&o, (1 << 2) | 64);
+	put8(&o, FUSE_GETATTR); put8(&o, 1); put8(&o, 0); put16(&o, 16);
+	put(&o, b, 16);
+	put8(&o, D_PUBLISH); put8(&o, 1); put8(&o, 2);
+	put8(&o, D_KICK); put8(&o, 1);
+	emit(T, &o);
+	/* Hostile: avail idx far ahead, wrong queues, reset, bring-up. */
+	d_start(&o);
+	put8(&o, D_POKE); put16(&o, 2048 + 16 * 32 + 2); put8(&o, 2);
+	put16(&o, 1000);
+	put8(&o, D_KICK); put8(&o, 1);
+	put8(&o, D_KICK); put8(&o, 1);
+	put8(&o, D_KICK); put8(&o, 3);
+	put8(&o, D_KICK); put8(&o, 255);
+	put8(&o, D_CONFIG);
+	put8(&o, D_STATUS); put8(&o, 0);
+	put8(&o, D_KICK); put8(&o, 1);
+	put8(&o, D_BRINGUP); put8(&o, 1 | 8);
+	d_op(&o, FUSE_LOOKUP, 0, 0, "d", 2);
+	emit(T, &o);
+	/* The virtio 3.1.1 sequence step by step (cfg bit 6: none done). */
+	put8(&o, 64);
+	put8(&o, D_STATUS); put8(&o, 1);
+	put8(&o, D_STATUS); put8(&o, 3);
+	put8(&o, D_FEATURES); put64(&o, 1ULL << 32);
+	put8(&o, D_STATUS); put8(&o, 11);
+	put8(&o, D_SETQ); put8(&o, 0); put8(&o, 3); put16(&o, 0);
+	put8(&o, D_SETQ); put8(&o, 1); put8(&o, 4); put16(&o, 4096);
+	put8(&o, D_STATUS); put8(&o, 15);
+	put8(&o, D_CONFIG);
+	{
+		struct fuse_init_in ii;
+
+		d_init_body(&ii);
+		d_op(&o, FUSE_INIT, 0, 0, &ii, sizeof(ii));
+	}
+	emit(T, &o);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -439,5 +877,6 @@ int main(int argc, char **argv)
 	gen_vring_dev();
 	gen_vring_drv();
 	gen_dax_dev();
+	gen_device();
 	return 0;
 }
