@@ -13,8 +13,10 @@
 #
 # Needs only a C compiler, the kernel uapi headers (<linux/fuse.h>,
 # <linux/virtio_ring.h>) and zip: no CMake, cmocka or libfuse, so it runs
-# in the stock base-builder image.  The code under test is compiled with
-# $CFLAGS like the harnesses, so its edges count.
+# in the stock base-builder image - except fuzz_device, which is built only
+# when pkg-config finds fuse3 >= 3.14 and liburing (see below).  The code
+# under test is compiled with $CFLAGS like the harnesses, so its edges
+# count.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${CC:=clang}"
 : "${CFLAGS:=}"
@@ -33,11 +35,45 @@ for src in "$root"/lib/*.c "$root"/sim/vring/*.c; do
 	objs="$objs $o"
 done
 
+# fuzz_device also needs the simulator's device, backend and passthrough,
+# which use libfuse3 >= 3.14 (fuse_session_custom_io) and liburing.  The
+# stock base-builder image has neither new enough: install or build them
+# in the Dockerfile (static libraries, or copy the .so files into $OUT and
+# set an rpath), or the target is skipped here.
+sim_objs=
+sim_inc=
+sim_libs=
+if pkg-config --atleast-version=3.14 fuse3 2>/dev/null &&
+   pkg-config --exists liburing 2>/dev/null; then
+	sim_inc="-I$root/sim/device -I$root/sim/backend"
+	sim_inc="$sim_inc -I$root/sim/passthrough"
+	sim_inc="$sim_inc $(pkg-config --cflags fuse3 liburing)"
+	sim_libs=$(pkg-config --libs fuse3 liburing)
+	for src in "$root"/sim/device/fsdev.c \
+		   "$root"/sim/backend/vqf_backend.c \
+		   "$root"/sim/backend/vqf_backend_check.c \
+		   "$root"/sim/passthrough/vqf_p*.c; do
+		o=$obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		$CC $CFLAGS -std=gnu11 $inc $sim_inc -c "$src" -o "$o"
+		sim_objs="$sim_objs $o"
+	done
+else
+	echo "build.sh: fuse3 >= 3.14 or liburing missing: no fuzz_device" >&2
+fi
+
 for h in "$root"/tests/fuzz/fuzz_*.c; do
 	t=$(basename "$h" .c)
+	extra_inc=
+	extra=
+	if [ "$t" = fuzz_device ]; then
+		[ -n "$sim_objs" ] || continue
+		extra_inc=$sim_inc
+		extra="$sim_objs $sim_libs"
+	fi
 	# shellcheck disable=SC2086
-	$CC $CFLAGS -std=gnu11 $inc "$h" $objs $LIB_FUZZING_ENGINE -lpthread \
-		-o "$OUT/$t"
+	$CC $CFLAGS -std=gnu11 $inc $extra_inc "$h" $objs $extra \
+		$LIB_FUZZING_ENGINE -lpthread -o "$OUT/$t"
 	d=$root/tests/fuzz/dict/${t#fuzz_}.dict
 	[ -f "$d" ] && cp "$d" "$OUT/$t.dict"
 done

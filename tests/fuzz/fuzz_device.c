@@ -114,8 +114,10 @@
 #define GUEST_UID	1000
 #define FD_WINDOW	32
 
-enum { OP_POKE, OP_RAW, OP_REQ, OP_PUBLISH, OP_KICK, OP_STATUS, OP_FEATURES,
-       OP_SETQ, OP_BRINGUP, OP_CONFIG, OP_NR };
+enum {
+	OP_POKE, OP_RAW, OP_REQ, OP_PUBLISH, OP_KICK, OP_STATUS, OP_FEATURES,
+	OP_SETQ, OP_BRINGUP, OP_CONFIG, OP_NR
+};
 
 static const u32 wclass[4] = { 0, 16, 160, 4112 };
 
@@ -126,7 +128,8 @@ static char g_out[PATH_MAX], g_secret[PATH_MAX];
 static struct stat g_st_parent, g_st_out, g_st_secret;
 static ino_t g_root_ino;
 static int g_kick_fd, g_call_fd;
-static bool g_trace, g_xfsz_ignored;		/* env VQF_FUZZ_TRACE: print each reply */
+static bool g_trace;		/* env VQF_FUZZ_TRACE: print each reply */
+static bool g_xfsz_ignored;
 static u8 *g_mem;
 static struct vqf_gmem g_map;
 static u8 g_snap[MEM], g_cover[MEM], g_allow[MEM];
@@ -950,9 +953,10 @@ static void kick(struct ctx *c, unsigned int idx)
 
 			gather(w, &oh, sizeof(oh));
 			if (g_trace)
-				fprintf(stderr, "q%u head %u op %u: len %u "
-					"error %d\n", idx, id, w->hdrn >= 8 ?
-					r32hdr(w) : 0, len, oh.error);
+				fprintf(stderr,
+					"q%u head %u op %u: len %u error %d\n",
+					idx, id, w->hdrn >= 8 ? r32hdr(w) : 0,
+					len, oh.error);
 			FZ_CHECK(oh.len == len);
 			FZ_CHECK(oh.error <= 0 && oh.error >= -4095);
 			FZ_CHECK(!oh.error || len == sizeof(oh));

@@ -433,8 +433,10 @@ static void gen_dax_dev(void)
 /* ---------------------------------------------------------------------- */
 /* fuzz_device: step programs (see the top of fuzz_device.c). */
 
-enum { D_POKE, D_RAW, D_REQ, D_PUBLISH, D_KICK, D_STATUS, D_FEATURES,
-       D_SETQ, D_BRINGUP, D_CONFIG };
+enum {
+	D_POKE, D_RAW, D_REQ, D_PUBLISH, D_KICK, D_STATUS, D_FEATURES,
+	D_SETQ, D_BRINGUP, D_CONFIG
+};
 
 /* Queue size 32, EVENT_IDX, INDIRECT_DESC, both request queues. */
 #define D_CFG		(4 | 8 | 16 | 32)

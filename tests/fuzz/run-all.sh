@@ -15,6 +15,12 @@
 #   VQF_FUZZ_JOBS        parallel build jobs (default 2)
 #   VQF_FUZZ_CC          compiler (default clang; afl-clang-fast builds
 #                        AFL++ binaries, which this script does not run)
+#   VQF_FUZZ_TMPDIR      where fuzz_device makes its shared directory
+#                        (default /dev/shm if writable, else $TMPDIR, /tmp)
+#
+# fuzz_device (the whole device over the passthrough) is built when
+# pkg-config finds fuse3 >= 3.14 and liburing; it runs for SECONDS like
+# the others.
 #
 # Exit status: 0 clean, 1 a target failed, 2 the build failed.
 set -eu
