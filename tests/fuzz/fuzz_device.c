@@ -87,14 +87,11 @@
 #include "vqf_passthrough.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <sys/file.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -162,83 +159,21 @@ int vqf_fz_fallocate64(int fd, int mode, off_t off, off_t len)
 }
 
 /*
- * Harness workaround, to remove once sim/passthrough stops waiting for
- * locks (see docs/fuzzing.md, "Crashes found"): SETLKW, and SETLKW with
- * FUSE_LK_FLOCK, wait in F_OFD_SETLKW / flock() without LOCK_NB for a
- * lock another owner holds; with inline kicks (or no workers) the only
- * thread that could serve the unlock is the one waiting, so the device
- * hangs for good.  Here every lock attempt is made non-blocking, as the
- * proposed fix does, so the fuzzer gets past such inputs.
+ * Harness workaround D2 (see docs/fuzzing.md, "Crashes found"): a
+ * contended SETLKW, or a blocking flock, waits in the passthrough's
+ * wait_lock() until the lock is free or the request is INTERRUPTed.  With
+ * inline kicks the waiting thread is the kicking one, so neither the
+ * unlock nor an INTERRUPT can ever arrive and the device hangs.  Here a
+ * request counts as interrupted at once (the guest gave up immediately):
+ * the wait ends with EINTR after one try.  wait_lock() is the passthrough's
+ * only caller; this definition in the executable takes libfuse's place.
  */
-int vqf_fz_fcntl(int fd, int cmd, ...) __asm__("fcntl");
-int vqf_fz_fcntl64(int fd, int cmd, ...) __asm__("fcntl64");
-int vqf_fz_flock(int fd, int op) __asm__("flock");
+int vqf_fz_req_interrupted(fuse_req_t req) __asm__("fuse_req_interrupted");
 
-static int fz_fcntl(int fd, int cmd, void *arg)
+int vqf_fz_req_interrupted(fuse_req_t req)
 {
-	if (cmd == F_OFD_SETLKW)
-		cmd = F_OFD_SETLK;
-	else if (cmd == F_SETLKW)
-		cmd = F_SETLK;
-	return syscall(SYS_fcntl, fd, cmd, arg);
-}
-
-int vqf_fz_fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	/* Every fcntl argument is passed in one register: int or pointer. */
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fz_fcntl(fd, cmd, arg);
-}
-
-int vqf_fz_fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return fz_fcntl(fd, cmd, arg);
-}
-
-int vqf_fz_flock(int fd, int op)
-{
-	return syscall(SYS_flock, fd, op | LOCK_NB);
-}
-
-/*
- * Harness workaround D1, to remove once sim/backend filters INTERRUPT (see
- * docs/fuzzing.md, "Crashes found"): libfuse queues an INTERRUPT whose
- * target is not in flight on se->interrupts for good (each later request
- * answers one with EAGAIN) and fuse_session_destroy() never frees that
- * list, so a guest grows host memory by 128 bytes per INTERRUPT and every
- * input with one leaks.  The backend calls fuse_session_process_buf()
- * from libfuse3.so; this definition in the executable takes its place and
- * drops INTERRUPTs, as the proposed fix does (requests are served
- * synchronously here, so no target is ever in flight).
- */
-void vqf_fz_process_buf(struct fuse_session *se, const struct fuse_buf *buf)
-	__asm__("fuse_session_process_buf");
-
-void vqf_fz_process_buf(struct fuse_session *se, const struct fuse_buf *buf)
-{
-	static void (*real)(struct fuse_session *, const struct fuse_buf *);
-	struct fuse_in_header in;
-
-	if (!(buf->flags & FUSE_BUF_IS_FD) && buf->size >= sizeof(in)) {
-		memcpy(&in, buf->mem, sizeof(in));
-		if (in.opcode == FUSE_INTERRUPT)
-			return;
-	}
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "fuse_session_process_buf");
-	FZ_CHECK(real);
-	real(se, buf);
+	(void)req;
+	return 1;
 }
 
 /*
