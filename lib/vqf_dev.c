@@ -335,8 +335,16 @@ int vqf_dev_parse(const struct vqf_dev_conn *conn,
 
 	for (i = 0; i < nseg; i++)
 		total += seg[i].len;
-	if (total < hdr)
+	if (total < hdr) {
+		/* len, opcode and unique if they are all there: a reply
+		 * then carries the guest's unique, not the notification
+		 * marker 0 (a partial unique is no unique).
+		 */
+		if (total >= offsetof(struct fuse_in_header, nodeid))
+			cur_read(&c, &req->in,
+				 offsetof(struct fuse_in_header, nodeid));
 		return dev_reject(req, stats, VQF_DEV_R_HDR_SHORT);
+	}
 	cur_read(&c, &req->in, hdr);
 
 	len = req->in.len;

@@ -318,7 +318,8 @@ int vqf_dev_conn_init_done(struct vqf_dev_conn *conn,
  *
  * Return: 0 with @req filled in; or one of the negative errnos in the
  * reason table above, with req->reason and req->error set (and req->in
- * holding whatever header could be read, for the reply's unique).  Never
+ * holding the header, or for HDR_SHORT its len, opcode and unique when
+ * those 16 bytes were there, else zeros: for the reply's unique).  Never
  * reads outside @seg, never writes outside @req and @stats.
  */
 int vqf_dev_parse(const struct vqf_dev_conn *conn,

@@ -174,12 +174,16 @@ int pt_tables_init(struct vqf_pt *pt, int rootfd)
 	return 0;
 }
 
+static void inode_put_locked(struct vqf_pt *pt, struct pt_inode *in,
+			     struct pt_inode **dead);
+
 void pt_tables_fini(struct vqf_pt *pt)
 {
 	uint32_t i;
 
 	for (i = 1; i < pt->files.len; i++) {
 		struct pt_file *f = pt->files.slots[i].obj;
+		struct pt_inode *dead = NULL;
 
 		if (!f)
 			continue;
@@ -187,6 +191,13 @@ void pt_tables_fini(struct vqf_pt *pt)
 			closedir(f->dir);
 		else
 			close(f->fd);
+		/* An inode the guest forgot while the file was open is out
+		 * of the table: this was its last reference (fuzz_device D3).
+		 */
+		if (f->inode)
+			inode_put_locked(pt, f->inode, &dead);
+		if (dead)
+			inode_destroy(dead);
 		pthread_mutex_destroy(&f->dlock);
 		free(f);
 	}

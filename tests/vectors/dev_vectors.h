@@ -251,6 +251,8 @@ static const struct vqf_dev_vec vqf_dev_vecs[] = {
 	       VQF_DV_REJECT(VQF_DEV_R_HDR_SHORT)),
 	VQF_DV("header_39", FUSE_LOOKUP, VQF_DV_STR("x"), .keep1 = 40,
 	       VQF_DV_REJECT(VQF_DEV_R_HDR_SHORT)),
+	VQF_DV("header_12", FUSE_LOOKUP, VQF_DV_STR("x"), .keep1 = 13,
+	       VQF_DV_REJECT(VQF_DEV_R_HDR_SHORT)),
 	VQF_DV("len_39", FUSE_LOOKUP, VQF_DV_STR("x"), .len_delta = -3,
 	       VQF_DV_REJECT(VQF_DEV_R_LEN_SMALL)),
 	VQF_DV("len_0", FUSE_LOOKUP, VQF_DV_STR("x"), .len_delta = -42,
@@ -621,8 +623,11 @@ static inline int vqf_dev_vec_one(const struct vqf_dev_vec *v, u32 i,
 		return 0;
 	}
 	if (v->reason != VQF_DEV_OK) {
-		u64 unique = v->reason == VQF_DEV_R_HDR_SHORT ? 0 :
-			     0x5000 + 2 * (u64)i;
+		/* A short header still answers with its unique when the
+		 * unique's 8 bytes (offset 8) were there.
+		 */
+		u64 unique = v->reason == VQF_DEV_R_HDR_SHORT &&
+			     v->keep1 - 1 < 16 ? 0 : 0x5000 + 2 * (u64)i;
 
 		VQF_DV_CHECK(ret == sizeof(*oh), ret, sizeof(*oh));
 		VQF_DV_CHECK(oh->len == sizeof(*oh), oh->len, sizeof(*oh));
