@@ -509,11 +509,9 @@ void vqf_cli_mount_usage(FILE *f)
 "Options of mount (vqfuse-sim mount MOUNTPOINT --shared DIR [options]):\n"
 "  --shared DIR        host directory to share (required, must exist; the\n"
 "                      mountpoint must not be DIR or inside it)\n"
-"  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n"
-"  --cache MODE        the simulated guest's cache: none (default), auto,\n"
-"                      always\n"
-"  --writeback         writes may stay in the guest until close or fsync\n"
-"  --timeout SECONDS   cache=auto entry and attribute timeout (default 1)\n"
+"  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n");
+	vqf_cli_cache_usage(f, false);
+	fprintf(f,
 "  --queues N, --queue-size N, --threads N, --inline, --ram BYTES\n"
 "                      the simulated machine, as for run\n"
 "  --max-files N       guest open files (16..1048576, default 4096)\n"
@@ -594,26 +592,10 @@ static int value_opt(struct mount_opts *o, const char *name, const char *val,
 						 "(vqfuse, passthrough_ll)",
 						 name, val);
 	} else if (!strcmp(name, "--cache")) {
-		if (!strcmp(val, "none"))
-			o->cache = VQF_GCLI_CACHE_NONE;
-		else if (!strcmp(val, "auto"))
-			o->cache = VQF_GCLI_CACHE_AUTO;
-		else if (!strcmp(val, "always"))
-			o->cache = VQF_GCLI_CACHE_ALWAYS;
-		else
-			return vqf_cli_bad_usage("--cache: unknown mode '%s' "
-						 "(none, auto, always)", val);
+		return vqf_cli_parse_cache(val, &o->cache, NULL);
 	} else {
-		char *end;
-
-		errno = 0;
-		o->timeout = strtod(val, &end);
-		if (errno || end == val || *end || !(o->timeout > 0) ||
-		    o->timeout > 86400)
-			return vqf_cli_bad_usage("--timeout: invalid value "
-						 "'%s' (expected seconds, "
-						 "0 < s <= 86400)", val);
 		*timeout_set = true;
+		return vqf_cli_parse_timeout(val, &o->timeout);
 	}
 	return 0;
 }
@@ -736,16 +718,9 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 	if (o->queue_size & (o->queue_size - 1))
 		return vqf_cli_bad_usage("--queue-size: %u is not a power "
 					 "of two", o->queue_size);
-	if (timeout_set && o->cache != VQF_GCLI_CACHE_AUTO)
-		return vqf_cli_bad_usage("--timeout applies to --cache=auto "
-					 "only");
+	if (vqf_cli_check_cache(o->cache, timeout_set))
+		return VQF_CLI_EXIT_USAGE;
 	return check_dirs(o);
-}
-
-static const char *cache_name(enum vqf_gcli_cache c)
-{
-	return c == VQF_GCLI_CACHE_AUTO ? "auto" :
-	       c == VQF_GCLI_CACHE_ALWAYS ? "always" : "none";
 }
 
 static void print_counters(struct bridge *b, const struct mount_opts *o,
@@ -815,9 +790,7 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.cli.gid = b->gid;
 	sc.cli.pid = b->pid;
 	sc.cli.max_files = o->max_files;
-	sc.cli.cache = o->cache;
-	sc.cli.writeback = o->writeback;
-	sc.cli.timeout_ns = (u64)(o->timeout * 1e9);
+	vqf_cli_cache_cfg(&sc.cli, o->cache, o->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &b->sim);
 	if (ret) {
 		fprintf(stderr, "%s: cannot start the simulated machine over "
@@ -869,7 +842,7 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 		return -1;
 	}
 	printf("%s: mounted %s on %s (cache %s%s, backend %s)\n", vqf_cli_prog,
-	       o->shared, o->mnt, cache_name(o->cache),
+	       o->shared, o->mnt, vqf_cli_cache_name(o->cache),
 	       o->writeback ? ", writeback" : "", vqf_wl_sim_fs_name(o->fs));
 	fflush(stdout);
 	ret = fuse_loop_mt(f, &lc);
