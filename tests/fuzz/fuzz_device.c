@@ -176,20 +176,6 @@ int vqf_fz_req_interrupted(fuse_req_t req)
 	return 1;
 }
 
-/*
- * Harness workaround D3, to remove once pt_tables_fini() drops the inode
- * references of open files (see docs/fuzzing.md): an inode the guest
- * FORGETs while a file of it is still open leaves the table but not
- * memory, and vqf_pt_free() then leaks it - its O_PATH fd and the struct
- * from inode_alloc().  The fd check below closes such fds (inside the
- * share only) instead of failing; this suppresses the struct.
- */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:inode_alloc\n";
-}
-
 static void quiet_log(enum fuse_log_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -1115,13 +1101,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd0 + i);
 		n = readlink(p, t, sizeof(t) - 1);
 		t[n > 0 ? n : 0] = '\0';
-		/* Workaround D3 (above): a forgotten inode's O_PATH fd. */
-		if (!was_open[i] && n > 0 &&
-		    !strncmp(t, g_root, strlen(g_root)) &&
-		    (t[strlen(g_root)] == '/' || !t[strlen(g_root)])) {
-			close(fd0 + i);
-			continue;
-		}
 		fprintf(stderr, "fd %d: %s\n", fd0 + i, n > 0 ? t : "?");
 		FZ_CHECK(!"an fd opened by the input is still open");
 	}
