@@ -41,6 +41,8 @@ struct ginode {
 	 */
 	u64 wb_size;
 	bool wb_size_set;
+	/* The next size/mtime change seen is our own write-through. */
+	bool own_write;
 };
 
 struct gfile {
@@ -247,10 +249,15 @@ static void attr_got(struct vqf_gcli *c, u64 nodeid,
 		STAT_ADD(c, attr_stale, 1);
 		return;
 	}
-	if (known && i->pc.count && !i->pc.dirty &&
+	/* With writeback the client's own writes move size and mtime:
+	 * trusted, as fuse_change_attributes does for a writeback inode.
+	 */
+	if (known && i->pc.count && !i->pc.dirty && !writeback(c) &&
+	    !i->own_write &&
 	    (old.size != a->size || old.mtime != a->mtime ||
 	     old.mtimensec != a->mtimensec))
 		dropped = gc_pages_drop(&i->pc, 0, GC_NEVER);
+	i->own_write = false;
 	pthread_mutex_unlock(&c->lock);
 	if (dropped)
 		STAT_ADD(c, pages_invalidated, dropped);
@@ -1089,15 +1096,27 @@ static void pages_written(struct vqf_gcli *c, u64 nodeid, const u8 *buf,
 	struct ginode *i;
 	u64 done = 0;
 
+	if (!caching(c))
+		return;
 	pthread_mutex_lock(&c->lock);
 	i = *ifind(c, nodeid);
-	while (i && i->pc.count && done < n) {
+	if (i)
+		i->own_write = true;
+	while (i && done < n) {
 		u64 pos = off + done;
 		u32 in = (u32)(pos % GC_PAGE_SIZE);
 		u32 take = GC_PAGE_SIZE - in < n - done ?
 			   GC_PAGE_SIZE - in : (u32)(n - done);
 		struct gc_page *p = gc_page_find(&i->pc, pos / GC_PAGE_SIZE);
 
+		/* A whole page written is a page we know (Linux writes
+		 * through its page cache).
+		 */
+		if (!p && take == GC_PAGE_SIZE) {
+			p = gc_page_get(&i->pc, pos / GC_PAGE_SIZE);
+			if (p)
+				p->len = 0;
+		}
 		if (p && p->len >= in) {
 			memcpy(p->data + in, buf + done, take);
 			if (in + take > p->len)

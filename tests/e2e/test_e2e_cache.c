@@ -524,6 +524,39 @@ static void test_write_through(void **state)
 	done(e);
 }
 
+/* A whole page written through is cached: reading it back sends nothing;
+ * with writeback the client's own writeback does not drop its pages.
+ */
+static void test_written_pages_cached(void **state)
+{
+	bool wb;
+
+	(void)state;
+	for (wb = false; ; wb = true) {
+		struct e2e *e = machine(VQF_GCLI_CACHE_ALWAYS, wb);
+		char page[4096], back[4096];
+		u64 rd;
+		int fd;
+
+		memset(page, 'w', sizeof(page));
+		fd = vqf_gcli_open(e->c, "wp", O_CREAT | O_RDWR, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(vqf_gcli_pwrite(e->c, fd, page, 4096, 0),
+				 4096);
+		assert_int_equal(vqf_gcli_fsync(e->c, fd, false), 0);
+		clk += 3600 * SEC;
+		rd = sent(e, FUSE_READ);
+		assert_int_equal(vqf_gcli_pread(e->c, fd, back, 4096, 0), 4096);
+		assert_memory_equal(back, page, 4096);
+		assert_int_equal(sent(e, FUSE_READ) - rd, 0);
+		assert_int_equal(vqf_gcli_close(e->c, fd), 0);
+		host_expect(e, "wp", page, 4096);
+		done(e);
+		if (wb)
+			break;
+	}
+}
+
 /* Partial pages are read first; holes read as zeros; truncation cuts. */
 static void test_writeback_edges(void **state)
 {
@@ -614,6 +647,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pages_auto_inval),
 		cmocka_unit_test(test_writeback),
 		cmocka_unit_test(test_write_through),
+		cmocka_unit_test(test_written_pages_cached),
 		cmocka_unit_test(test_writeback_edges),
 		cmocka_unit_test(test_writeback_then_utimens),
 	};
