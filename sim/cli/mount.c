@@ -79,7 +79,7 @@ static const char *const op_name[VQF_GDRV_OPCODES] = {
 };
 
 struct mount_opts {
-	const char *mnt, *shared;
+	const char *mnt, *shared, *trace;
 	enum vqf_sim_fs fs;
 	enum vqf_gcli_cache cache;
 	bool writeback, inline_kick, debug;
@@ -90,6 +90,7 @@ struct mount_opts {
 
 struct bridge {
 	struct vqf_sim *sim;
+	struct vqf_trace *trace;
 	struct vqf_gcli *cli;
 	struct vqf_gdrv *drv;
 	u32 uid, gid, pid;		/* credentials of raw requests */
@@ -516,6 +517,8 @@ void vqf_cli_mount_usage(FILE *f)
 "                      the simulated machine, as for run\n"
 "  --max-files N       guest open files (16..1048576, default 4096)\n"
 "  --debug             libfuse logs every host request on stderr\n"
+"  --trace FILE        every request's life as Chrome trace-event JSON,\n"
+"                      written at unmount (ui.perfetto.dev)\n"
 "  -h, --help          this text\n"
 "\n"
 "mount exposes the simulated guest's client as a FUSE mount of the host\n"
@@ -593,6 +596,10 @@ static int value_opt(struct mount_opts *o, const char *name, const char *val,
 						 name, val);
 	} else if (!strcmp(name, "--cache")) {
 		return vqf_cli_parse_cache(val, &o->cache, NULL);
+	} else if (!strcmp(name, "--trace")) {
+		if (!*val)
+			return vqf_cli_bad_usage("--trace: empty path");
+		o->trace = val;
 	} else {
 		*timeout_set = true;
 		return vqf_cli_parse_timeout(val, &o->timeout);
@@ -689,7 +696,8 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 				nd = &mount_nums[k];
 		if (!nd && strcmp(name, "--shared") &&
 		    strcmp(name, "--backend") && strcmp(name, "--fs") &&
-		    strcmp(name, "--cache") && strcmp(name, "--timeout"))
+		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
+		    strcmp(name, "--trace"))
 			return vqf_cli_bad_usage("mount: unknown option '%s'",
 						 name);
 		if (!val) {
@@ -791,8 +799,19 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.cli.pid = b->pid;
 	sc.cli.max_files = o->max_files;
 	vqf_cli_cache_cfg(&sc.cli, o->cache, o->writeback, o->timeout);
+	if (o->trace) {
+		ret = vqf_trace_open(o->trace, &b->trace);
+		if (ret) {
+			fprintf(stderr, "%s: --trace %s: %s\n", vqf_cli_prog,
+				o->trace, strerror(-ret));
+			return ret;
+		}
+		sc.trace = b->trace;
+	}
 	ret = vqf_sim_new(&sc, &b->sim);
 	if (ret) {
+		vqf_trace_close(b->trace);
+		b->trace = NULL;
 		fprintf(stderr, "%s: cannot start the simulated machine over "
 			"%s (backend %s): %s (errno %d)\n", vqf_cli_prog,
 			o->shared, vqf_wl_sim_fs_name(o->fs), strerror(-ret),
@@ -898,6 +917,11 @@ int vqf_cli_mount(int argc, char **argv)
 	}
 	print_counters(&b, &o, leftover);
 	vqf_sim_free(b.sim);
+	if (vqf_trace_close(b.trace)) {
+		fprintf(stderr, "%s: --trace %s: not written\n", vqf_cli_prog,
+			o.trace);
+		ret = -EIO;
+	}
 out:
 	pthread_mutex_destroy(&b.lock);
 	free(b.open);

@@ -66,6 +66,10 @@ static void usage(FILE *f)
 "  --cache MODE, --writeback, --timeout SECONDS: see below\n"
 "  --plot FILE.png     also draw ops/s per phase (and per cache mode) as a\n"
 "                      bar chart with gnuplot (gnuplot-nox on Debian)\n"
+"  --trace FILE        write every request's life (queued, on the ring,\n"
+"                      kicked, served by the device, completed) as Chrome\n"
+"                      trace-event JSON for ui.perfetto.dev; not with\n"
+"                      --cache=all\n"
 "  --inline            the device runs in the kicking guest thread (QEMU\n"
 "                      without ioeventfd) and the guest reaps its own\n"
 "                      completions: no thread hand-off per request\n"
@@ -200,6 +204,7 @@ struct run_opts {
 	bool writeback, all, timeout_set;
 	double timeout;			/* seconds; 0: the client's (1 s) */
 	const char *plot;		/* --plot FILE */
+	const char *trace;		/* --trace FILE */
 	/* What runs: all_modes, or the one mode asked for. */
 	const struct run_mode *modes;
 	unsigned int nmodes;
@@ -309,7 +314,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		if (!nd && strcmp(name, "--shared") &&
 		    strcmp(name, "--backend") && strcmp(name, "--workload") &&
 		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
-		    strcmp(name, "--plot"))
+		    strcmp(name, "--plot") && strcmp(name, "--trace"))
 			return vqf_cli_bad_usage("run: unknown option '%s'",
 						 name);
 		if (!val) {
@@ -345,6 +350,11 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			if (!*val)
 				return vqf_cli_bad_usage("--plot: empty path");
 			o->plot = val;
+		} else if (!strcmp(name, "--trace")) {
+			if (!*val)
+				return vqf_cli_bad_usage("--trace: empty "
+							 "path");
+			o->trace = val;
 		} else if (!strcmp(name, "--backend")) {
 			if (!strcmp(val, "vqfuse"))
 				o->fs = VQF_SIM_FS_VQFUSE;
@@ -365,6 +375,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	if (o->queue_size & (o->queue_size - 1))
 		return vqf_cli_bad_usage("--queue-size: %u is not a power "
 					 "of two", o->queue_size);
+	if (o->trace && o->all)
+		return vqf_cli_bad_usage("--trace: one machine per trace; "
+					 "not with --cache=all");
 	/* --cache=all runs auto (so --timeout has a use) and both sides of
 	 * writeback.
 	 */
@@ -919,10 +932,22 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 		   struct vqf_wl_cfg *wl, struct vqf_wl_result *res)
 {
 	struct vqf_sim_cfg sc = { 0 };
+	struct vqf_trace *tr = NULL;
 	struct vqf_wl_fs fs;
 	struct vqf_sim *s;
-	int ret;
+	int ret, tret;
 
+	if (o->trace) {
+		ret = vqf_trace_open(o->trace, &tr);
+		if (ret) {
+			memset(res, 0, sizeof(*res));
+			res->err = ret;
+			snprintf(res->errmsg, sizeof(res->errmsg),
+				 "--trace %s: %s", o->trace, strerror(-ret));
+			return ret;
+		}
+	}
+	sc.trace = tr;
 	sc.shared = o->shared;
 	sc.fs = o->fs;
 	sc.queues = o->queues;
@@ -933,6 +958,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {
+		vqf_trace_close(tr);
 		memset(res, 0, sizeof(*res));
 		res->err = ret;
 		snprintf(res->errmsg, sizeof(res->errmsg), "cannot start the "
@@ -944,6 +970,12 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o->fs), &fs);
 	ret = vqf_wl_run(&fs, wl, res);
 	vqf_sim_free(s);
+	tret = vqf_trace_close(tr);
+	if (tret && !ret) {
+		res->err = ret = tret;
+		snprintf(res->errmsg, sizeof(res->errmsg),
+			 "--trace %s: %s", o->trace, strerror(-tret));
+	}
 	return ret;
 }
 

@@ -102,7 +102,7 @@ SF="create ls-l read append rename delete-renamed"
 expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
-	 --jobs --backend --json --cache --writeback --timeout --plot ls-l \
+	 --jobs --backend --json --cache --writeback --timeout --plot --trace ls-l \
 	 auto+wb always+wb; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
@@ -275,6 +275,28 @@ expect 1 "plot into a missing directory" run --shared "$D" --files 5 \
 	--quiet --plot "$T/no/such/dir.png" &&
 	grep -q "cannot write" "$ERR" || fail "plot missing dir: message"
 check_dir "plot errors"
+
+# --trace: Chrome trace-event JSON, every slice closed, the opcodes and
+# the stages there; refused with the matrix; a bad path fails the run.
+expect 0 "trace" run --shared "$D" --files 10 --quiet --trace "$T/t.json" &&
+	python3 - "$T/t.json" <<'PY' || fail "trace: $T/t.json"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+b = [e for e in ev if e["ph"] == "b"]
+e = [e for e in ev if e["ph"] == "e"]
+assert len(b) == len(e) and b, (len(b), len(e))
+names = {x["name"] for x in b}
+for n in ("INIT", "LOOKUP", "CREATE", "WRITE", "READ", "RENAME", "UNLINK",
+	  "pending", "ring"):
+	assert n in names, n
+assert any(x["name"] == "kicked" for x in ev)
+PY
+check_dir "trace"
+expect_usage "--trace" run --shared "$D" --trace "$T/u.json" --cache=all
+expect_usage "--trace" run --shared "$D" --trace=
+expect 1 "trace into a missing directory" run --shared "$D" --files 2 \
+	--quiet --trace "$T/no/such/t.json" &&
+	grep -q -- "--trace" "$ERR" || fail "trace missing dir: message"
 
 # An empty shared directory stays empty.
 mkdir "$T/empty"
