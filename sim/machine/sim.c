@@ -94,6 +94,12 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 			.io = cfg->io,
 		};
 
+		/* Inline with no workers: a lock wait holds the only thread
+		 * that could serve its unlock or INTERRUPT.
+		 */
+		if (cfg->inline_kick && !cfg->threads)
+			pc.lock_wait_ms = 1000;
+
 		s->pt = vqf_pt_new(&pc);
 		if (!s->pt) {
 			ret = -errno;

@@ -1247,7 +1247,9 @@ static int plock_fd(struct vqf_pt *pt, struct pt_file *f, uint64_t owner)
  */
 static int wait_lock(fuse_req_t req, int fd, struct flock *lock, int op)
 {
+	struct vqf_pt *pt = pt_of(req);
 	unsigned int us = 50;
+	uint64_t waited = 0;
 	int err;
 
 	for (;;) {
@@ -1259,7 +1261,14 @@ static int wait_lock(fuse_req_t req, int fd, struct flock *lock, int op)
 			return err;
 		if (fuse_req_interrupted(req))
 			return EINTR;
+		if (pt->lock_wait_ms && waited >= pt->lock_wait_ms * 1000ULL) {
+			pthread_mutex_lock(&pt->stats_lock);
+			pt->stats.lock_waits_bounded++;
+			pthread_mutex_unlock(&pt->stats_lock);
+			return EDEADLK;
+		}
 		usleep(us);
+		waited += us;
 		us = us < 5000 ? us * 2 : 10000;
 	}
 }
@@ -1456,6 +1465,7 @@ struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg)
 	pt->timeout = cfg->timeout;
 	pt->uring_min = cfg->uring_min ? cfg->uring_min : 128 << 10;
 	pt->openat2 = probe_openat2();
+	pt->lock_wait_ms = cfg->lock_wait_ms;
 	pt->io_chunk = cfg->io_chunk ? cfg->io_chunk : 32 << 10;
 	pt->creds = cfg->creds == VQF_PT_CREDS_ON ||
 		    (cfg->creds == VQF_PT_CREDS_AUTO && geteuid() == 0);

@@ -41,6 +41,12 @@ struct vqf_pt_config {
 	 * around the syscall, as virtiofsd does.  Only possible as root;
 	 * VQF_PT_CREDS_AUTO: on when running as root. */
 	enum { VQF_PT_CREDS_AUTO = 0, VQF_PT_CREDS_ON, VQF_PT_CREDS_OFF } creds;
+	/* A blocking lock (SETLKW, flock without LOCK_NB) waits at most this
+	 * long, then fails EDEADLK (0: until granted or interrupted).  For a
+	 * device that serves in the kicking thread with no workers: the
+	 * wait would hold the only thread that could bring the unlock or the
+	 * INTERRUPT (fuzz_device D2). */
+	unsigned int lock_wait_ms;
 };
 
 /* Every refused guest attempt lands in exactly one refused_* counter. */
@@ -59,6 +65,7 @@ struct vqf_pt_stats {
 	uint64_t refused_flags;		/* -EINVAL: rename/setattr flags */
 	uint64_t uring_ios;		/* reads+writes through io_uring */
 	uint64_t sync_ios;		/* ...through pread/pwrite */
+	uint64_t lock_waits_bounded;	/* blocking locks ended EDEADLK */
 	uint64_t inodes;		/* now in the table (root included) */
 	uint64_t files;			/* open file/dir handles now */
 };

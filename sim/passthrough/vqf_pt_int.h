@@ -67,6 +67,7 @@ struct vqf_pt {
 	bool uring;
 	bool creds;		/* switch fsuid/fsgid for creations */
 	bool openat2;		/* the kernel has openat2() */
+	unsigned int lock_wait_ms;	/* vqf_pt_config.lock_wait_ms */
 	size_t uring_min, io_chunk;
 
 	pthread_mutex_t lock;	/* tables and hash */

@@ -1043,6 +1043,41 @@ static void test_shutdown_blocked(void **state)
 		      took);
 }
 
+/*
+ * Inline kicks, no workers: the kicking thread is the device.  A SETLKW
+ * that must wait would hold the only thread that could serve the unlock
+ * or an INTERRUPT, so it is bounded and fails EDEADLK (fuzz_device D2).
+ */
+static void test_inline_lock_wait_bounded(void **state)
+{
+	struct vqf_sim_cfg cfg = { 0 };
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 0 };
+	struct e2e *e = NULL;
+	struct timespec t0, t1;
+	int hfd, fd;
+
+	(void)state;
+	cfg.inline_kick = true;
+	assert_int_equal(e2e_new(&e, &cfg, VQF_SIM_FS_VQFUSE), 0);
+	assert_int_equal(e2e_host_write(e2e_host(e, "il"), "x", 1, 0644), 0);
+	hfd = open(e2e_host(e, "il"), O_RDWR);
+	assert_true(hfd >= 0);
+	assert_int_equal(fcntl(hfd, F_OFD_SETLK, &fl), 0);
+	fd = vqf_gcli_open(e->c, "il", O_RDWR, 0);
+	assert_true(fd >= 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(vqf_gcli_lock(e->c, fd, F_SETLKW, &fl), -EDEADLK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	assert_int_equal(e2e_stats(e).pt.lock_waits_bounded, 1);
+	/* Free, it is granted at once. */
+	close(hfd);
+	assert_int_equal(vqf_gcli_lock(e->c, fd, F_SETLKW, &fl), 0);
+	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
+	done_machine(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1055,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_multiqueue),
 		cmocka_unit_test(test_shutdown_inflight),
 		cmocka_unit_test(test_shutdown_blocked),
+		cmocka_unit_test(test_inline_lock_wait_bounded),
 	};
 
 	/* A last resort: CI must not hang on a stuck machine. */
