@@ -10,6 +10,8 @@
  *   q->push_lock one per queue: push + need_notify (the pop side belongs
  *                to the queue's thread alone)
  *   d->slock     counters
+ * With a fault plan, the poll timer (tick_main) takes q->pop_lock as an
+ * inline kick does; the held completions are under q->push_lock.
  */
 #include "vqf_fsdev.h"
 
@@ -17,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 
@@ -40,7 +43,24 @@ struct fsq {
 	pthread_mutex_t push_lock;
 	pthread_mutex_t pop_lock;	/* inline kicks vs. each other, reset */
 	unsigned int seg_cap;
+
+	/* Fault plan state, request queues only; reset by start(). */
+	u64 seq;		/* chains popped: the plan's clock (pop_lock) */
+	u64 rolled;		/* pre-pop faults rolled for chains < this */
+	u16 popped;		/* avail entries consumed, mod 2^16 */
+	const __le16 *avail_idx;	/* the driver's avail->idx */
+	u32 stall_left;		/* pop attempts still ignored */
+	u32 fill_want;		/* no pops until this many chains wait */
+	u32 fill_ticks_left;
+	bool deferred;		/* a pop attempt was refused: poll it */
+	bool dup_done;		/* (push_lock) */
+	bool call_owed;		/* (push_lock) an interrupt was dropped */
+	u64 releases;		/* (push_lock) shuffles done */
+	unsigned int nheld;	/* (push_lock) */
+	struct fsreq *held[VQF_FAULT_HELD_MAX];
 };
+
+enum pop_res { POP_EMPTY, POP_GATED, POP_BROKEN };
 
 /* One popped chain, from pop to push. */
 struct fsreq {
@@ -51,6 +71,10 @@ struct fsreq {
 	struct vqf_dev_seg *rs;		/* seg_cap each, after seg[] */
 	struct vqf_dev_wseg *ws;
 	u32 nrs, nws;
+	u64 seq;			/* request queues: chain number */
+	u32 len;			/* bytes to push (held completions) */
+	u32 op;				/* opcode once parsed, else 0 */
+	bool injected;			/* a backend fault touched it */
 	struct vqf_seg seg[];
 };
 
@@ -90,6 +114,11 @@ struct vqf_fsdev {
 
 	unsigned int nq;		/* queues with current features */
 	struct fsq q[FSDEV_MAX_QUEUES];
+
+	bool faulty;			/* cfg.faults was given: plan holds it */
+	struct vqf_fault_plan plan;
+	pthread_t tick_thr;
+	bool tick_running;
 };
 
 #define STAT_ADD(d, field, n) do {				\
@@ -133,10 +162,29 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	if (cfg->notify_buf_size &&
 	    cfg->notify_buf_size < sizeof(struct fuse_out_header) + 16)
 		return -EINVAL;
+	if (cfg->faults && (!cfg->inline_kick ||
+			    vqf_fault_plan_check(cfg->faults)))
+		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->cfg = *cfg;
+	if (cfg->faults) {
+		d->faulty = true;
+		d->plan = *cfg->faults;
+		if (!d->plan.stall_len)
+			d->plan.stall_len = 3;
+		if (!d->plan.fill_ticks)
+			d->plan.fill_ticks = 8;
+		if (!d->plan.reorder_max)
+			d->plan.reorder_max = 8;
+		if (!d->plan.data_ops)
+			d->plan.data_ops = (1ULL << FUSE_READ) |
+					   (1ULL << FUSE_WRITE);
+		if (!d->plan.tick_ms)
+			d->plan.tick_ms = 1;
+		d->cfg.faults = &d->plan;
+	}
 	if (!d->cfg.num_request_queues)
 		d->cfg.num_request_queues = 1;
 	if (!d->cfg.queue_size_max)
@@ -270,33 +318,175 @@ static void fsreq_free(struct fsreq *r)
 	free(r);
 }
 
+static bool faulted(const struct fsq *q)
+{
+	return q->d->faulty && !q->hiprio && !q->notif;
+}
+
+static bool roll(const struct fsq *q, u64 seq, enum vqf_fault_kind k)
+{
+	return vqf_fault_roll(&q->d->plan, q->idx, seq, k);
+}
+
+/* Whether backend and reply faults may touch @r. */
+static bool data_op(const struct fsreq *r)
+{
+	u32 op = r->op;
+
+	return faulted(r->q) && op && op != FUSE_INIT && op < 64 &&
+	       (r->q->d->plan.data_ops & (1ULL << op));
+}
+
+static void put_outstanding(struct vqf_fsdev *d, unsigned int n)
+{
+	pthread_mutex_lock(&d->lock);
+	d->outstanding -= n;
+	if (!d->outstanding)
+		pthread_cond_broadcast(&d->idle_cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void free_all(struct vqf_fsdev *d, struct fsreq **v, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		fsreq_free(v[i]);
+	if (n)
+		put_outstanding(d, n);
+}
+
+static bool is_stopping(struct vqf_fsdev *d)
+{
+	bool stopping;
+
+	pthread_mutex_lock(&d->lock);
+	stopping = d->stopping;
+	pthread_mutex_unlock(&d->lock);
+	return stopping;
+}
+
+/*
+ * Pushes @r (q->push_lock held), twice when the plan says so, unless a
+ * reset began (@stopping, read before q->push_lock).  Returns whether it
+ * went on the ring.
+ */
+static bool push_locked(struct fsq *q, struct fsreq *r, bool stopping)
+{
+	struct vqf_fsdev *d = q->d;
+
+	if (stopping || vqf_vring_dev_push(q->vr, r->c.head, r->len))
+		return false;
+	if (faulted(q) && !q->dup_done && r->op != FUSE_INIT &&
+	    roll(q, r->seq, VQF_FAULT_DUP)) {
+		/* One per reset: the driver breaks the queue at the first
+		 * and never looks at another.
+		 */
+		q->dup_done = true;
+		if (!vqf_vring_dev_push(q->vr, r->c.head, r->len))
+			STAT_ADD(d, faults[VQF_FAULT_DUP], 1);
+	}
+	return true;
+}
+
+/*
+ * Pushes every held completion in a shuffled order (q->push_lock held)
+ * and moves them to @out.  Returns whether the driver wants a call.
+ */
+static bool release_held_locked(struct fsq *q, struct fsreq **out,
+				unsigned int *nout, bool stopping)
+{
+	const struct vqf_fault_plan *p = &q->d->plan;
+	unsigned int i, j, n = q->nheld;
+	u64 rel = q->releases++;
+	bool pushed = false;
+
+	for (i = n; i > 1; i--) {
+		struct fsreq *t;
+
+		j = (unsigned int)(vqf_fault_rand(p, q->idx, rel, i) % i);
+		t = q->held[i - 1];
+		q->held[i - 1] = q->held[j];
+		q->held[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		pushed |= push_locked(q, q->held[i], stopping);
+		out[(*nout)++] = q->held[i];
+	}
+	q->nheld = 0;
+	return pushed && vqf_vring_dev_need_notify(q->vr);
+}
+
+/* The plan's reply faults: a short used.len or a lying header. */
+static void fault_reply(struct fsq *q, struct fsreq *r)
+{
+	struct fuse_out_header oh;
+	u64 x;
+
+	/* One fault per reply: each shows up once in the guest's count. */
+	if (r->len < sizeof(oh) || !data_op(r) || r->injected)
+		return;
+	x = vqf_fault_rand(&q->d->plan, q->idx, r->seq, 1);
+	if (roll(q, r->seq, VQF_FAULT_SHORT_USED)) {
+		/* Below the header too now and then (-ENODATA). */
+		r->len = (u32)(x % r->len);
+		STAT_ADD(q->d, faults[VQF_FAULT_SHORT_USED], 1);
+		return;
+	}
+	if (roll(q, r->seq, VQF_FAULT_BAD_HDR_LEN) && r->nws &&
+	    r->ws[0].len >= sizeof(oh)) {
+		memcpy(&oh, r->ws[0].base, sizeof(oh));
+		oh.len = (x & 1) || r->len == sizeof(oh) ?
+			 r->len + 1 + (u32)(x >> 1) % 64 : r->len - 1;
+		memcpy(r->ws[0].base, &oh, sizeof(oh));
+		STAT_ADD(q->d, faults[VQF_FAULT_BAD_HDR_LEN], 1);
+	}
+}
+
 /* Push @r's chain with @len bytes written; wake the driver if it asked. */
 static void finish(struct fsreq *r, u32 len)
 {
 	struct fsq *q = r->q;
 	struct vqf_fsdev *d = q->d;
-	bool notify = false, stopping;
+	struct fsreq *out[VQF_FAULT_HELD_MAX];
+	unsigned int nout = 0;
+	bool notify = false, stopping, f = faulted(q);
 
 	/* After a reset began, the rings belong to the driver again.  Read
 	 * under d->lock, where stop_all() sets it (helgrind sees the order;
 	 * a push racing the flag is still before the rings are destroyed:
 	 * stop_all() waits for outstanding to drop).
 	 */
-	pthread_mutex_lock(&d->lock);
-	stopping = d->stopping;
-	pthread_mutex_unlock(&d->lock);
+	stopping = is_stopping(d);
+	r->len = len;
+	if (f)
+		fault_reply(q, r);
 	pthread_mutex_lock(&q->push_lock);
-	if (!stopping && !vqf_vring_dev_push(q->vr, r->c.head, len))
-		notify = vqf_vring_dev_need_notify(q->vr);
+	if (f && r->op != FUSE_INIT && !stopping &&
+	    roll(q, r->seq, VQF_FAULT_REORDER)) {
+		STAT_ADD(d, faults[VQF_FAULT_REORDER], 1);
+		q->held[q->nheld++] = r;
+		if (q->nheld < d->plan.reorder_max) {
+			/* Still outstanding: a reset drops it. */
+			pthread_mutex_unlock(&q->push_lock);
+			return;
+		}
+		notify = release_held_locked(q, out, &nout, false);
+	} else {
+		notify = push_locked(q, r, stopping) &&
+			 vqf_vring_dev_need_notify(q->vr);
+		out[nout++] = r;
+	}
+	if (notify && f && roll(q, r->seq, VQF_FAULT_DROP_CALL)) {
+		/* The poll timer sends it late. */
+		q->call_owed = true;
+		notify = false;
+		STAT_ADD(d, faults[VQF_FAULT_DROP_CALL], 1);
+	}
 	pthread_mutex_unlock(&q->push_lock);
 	if (notify && !vqf_eventfd_signal(q->call_fd))
 		STAT_ADD(d, interrupts, 1);
-	fsreq_free(r);
-
-	pthread_mutex_lock(&d->lock);
-	if (!--d->outstanding)
-		pthread_cond_broadcast(&d->idle_cond);
-	pthread_mutex_unlock(&d->lock);
+	free_all(d, out, nout);
 }
 
 /* Copies up to @len bytes of @iov, from byte @skip on, to @dst. */
@@ -409,13 +599,78 @@ static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 
 /* ---- serving -------------------------------------------------------- */
 
+/*
+ * The plan's backend faults: an error reply instead of the backend's.
+ * Returns true when @r was answered (and is gone).
+ */
+static bool fault_backend(struct vqf_fsdev *d, struct fsreq *r)
+{
+	static const int err[] = {
+		[VQF_FAULT_EIO] = EIO,
+		[VQF_FAULT_ENOSPC] = ENOSPC,
+		[VQF_FAULT_EINTR] = EINTR,
+	};
+	int k, ret;
+
+	if (!data_op(r))
+		return false;
+	for (k = VQF_FAULT_EIO; k <= VQF_FAULT_EINTR; k++) {
+		if (!roll(r->q, r->seq, k))
+			continue;
+		STAT_ADD(d, faults[k], 1);
+		r->injected = true;
+		ret = vqf_dev_reply_req(&r->dreq, -err[k], NULL, 0, r->ws,
+					r->nws, NULL);
+		if (ret > 0)
+			STAT_ADD(d, replies, 1);
+		finish(r, ret > 0 ? (u32)ret : 0);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The plan's short write: the backend gets the first half of the payload
+ * (rounded down to 16 bytes) and says so in its reply.  Returns the flat
+ * request's new length.
+ */
+static u32 fault_short_write(struct vqf_fsdev *d, struct fsreq *r, void *flat,
+			     u32 flen)
+{
+	struct fuse_in_header ih;
+	struct fuse_write_in wi;
+	u32 keep;
+
+	if (r->op != FUSE_WRITE || !data_op(r) ||
+	    flen < sizeof(ih) + sizeof(wi))
+		return flen;
+	memcpy(&ih, flat, sizeof(ih));
+	memcpy(&wi, (u8 *)flat + sizeof(ih), sizeof(wi));
+	/* Only the plain layout: no extensions after the payload. */
+	if (flen != sizeof(ih) + sizeof(wi) + (u64)wi.size)
+		return flen;
+	keep = (wi.size / 2) & ~15u;
+	if (!keep || !roll(r->q, r->seq, VQF_FAULT_SHORT_WRITE))
+		return flen;
+	ih.len -= wi.size - keep;
+	wi.size = keep;
+	memcpy(flat, &ih, sizeof(ih));
+	memcpy((u8 *)flat + sizeof(ih), &wi, sizeof(wi));
+	STAT_ADD(d, faults[VQF_FAULT_SHORT_WRITE], 1);
+	r->injected = true;
+	return ih.len;
+}
+
 /* Hand a parsed request to the backend; @r is gone afterwards. */
 static void serve(struct vqf_fsdev *d, struct fsreq *r)
 {
 	u32 flen = vqf_dev_flat_len(&r->dreq);
-	void *flat = malloc(flen ? flen : 1);
+	void *flat;
 	int ret;
 
+	if (fault_backend(d, r))
+		return;
+	flat = malloc(flen ? flen : 1);
 	if (!flat || vqf_dev_flatten(&r->dreq, flat, flen) < 0) {
 		free(flat);
 		STAT_ADD(d, backend_errors, 1);
@@ -426,6 +681,7 @@ static void serve(struct vqf_fsdev *d, struct fsreq *r)
 		return;
 	}
 	STAT_ADD(d, bytes_in, flen);
+	flen = fault_short_write(d, r, flat, flen);
 	ret = vqf_backend_process(d->cfg.be, flat, flen, reply_cb, r);
 	free(flat);
 	if (ret == VQF_BE_REPLY)
@@ -504,6 +760,8 @@ static void handle_chain(struct fsq *q, struct fsreq *r)
 	if (ret)
 		d->st.refused++;
 	pthread_mutex_unlock(&d->slock);
+	if (!ret)
+		r->op = r->dreq.in.opcode;
 
 	if (ret) {
 		ret = vqf_dev_reply_req(&r->dreq, 0, NULL, 0, r->ws, r->nws,
@@ -566,16 +824,69 @@ static bool q_sleep(struct fsq *q)
 }
 
 /*
- * Pops and handles every available chain.  Returns false when the queue
- * broke (the device then needs a reset).  Pop side: one caller at a time.
+ * Whether the plan lets the queue pop now (pop side).  A refused attempt
+ * does not move avail_event: with EVENT_IDX the driver kicks no more and
+ * only the poll timer (@tick) comes back, as after a lost notification.
  */
-static bool pop_all(struct fsq *q, struct fsreq **spare)
+static bool fault_may_pop(struct fsq *q, bool tick)
+{
+	const struct vqf_fault_plan *p = &q->d->plan;
+	u16 waiting;
+	u32 want;
+
+	if (q->stall_left) {
+		q->stall_left--;
+		return false;
+	}
+	/* A hint only: the pop itself validates the ring. */
+	waiting = (u16)(le16_to_cpu(READ_ONCE(*q->avail_idx)) - q->popped);
+	if (q->fill_want) {
+		if (waiting < q->fill_want &&
+		    !(tick && !--q->fill_ticks_left))
+			return false;
+		q->fill_want = 0;
+	}
+	/* Each chain rolls once, whoever pops it (kick or timer). */
+	if (!waiting || q->rolled > q->seq)
+		return true;
+	q->rolled = q->seq + 1;
+	if (roll(q, q->seq, VQF_FAULT_DROP_KICK)) {
+		STAT_ADD(q->d, faults[VQF_FAULT_DROP_KICK], 1);
+		return false;
+	}
+	if (roll(q, q->seq, VQF_FAULT_STALL)) {
+		STAT_ADD(q->d, faults[VQF_FAULT_STALL], 1);
+		q->stall_left = p->stall_len - 1;
+		return false;
+	}
+	want = p->fill_chains && p->fill_chains < q->num ? p->fill_chains :
+	       q->num;
+	if (roll(q, q->seq, VQF_FAULT_FILL) && waiting < want) {
+		STAT_ADD(q->d, faults[VQF_FAULT_FILL], 1);
+		q->fill_want = want;
+		q->fill_ticks_left = p->fill_ticks;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Pops and handles every available chain.  Returns POP_BROKEN when the
+ * queue broke (the device then needs a reset), POP_GATED when the fault
+ * plan refused to pop.  Pop side: one caller at a time.
+ */
+static enum pop_res pop_all(struct fsq *q, struct fsreq **spare, bool tick)
 {
 	struct vqf_fsdev *d = q->d;
 	struct fsreq *r = *spare;
 	int ret;
 
 	for (;;) {
+		if (faulted(q) && !fault_may_pop(q, tick)) {
+			q->deferred = true;
+			*spare = r;
+			return POP_GATED;
+		}
 		if (!r)
 			r = fsreq_new(q);
 		if (!r)
@@ -583,6 +894,12 @@ static bool pop_all(struct fsq *q, struct fsreq **spare)
 		ret = vqf_vring_dev_pop(q->vr, &r->c);
 		if (ret == 0)
 			break;
+		if (ret > 0 || ret == -ENODATA || ret == -ENOBUFS) {
+			q->popped++;
+			r->seq = q->seq++;
+			r->op = 0;
+			r->injected = false;
+		}
 		pthread_mutex_lock(&d->lock);
 		d->outstanding++;
 		pthread_mutex_unlock(&d->lock);
@@ -602,13 +919,24 @@ static bool pop_all(struct fsq *q, struct fsreq **spare)
 			STAT_ADD(d, queue_broken, 1);
 			set_needs_reset(d);
 			*spare = r;
-			return false;
+			return POP_BROKEN;
 		}
 		handle_chain(q, r);
 		r = NULL;
 	}
 	*spare = r;
-	return true;
+	return POP_EMPTY;
+}
+
+/* Pops until the ring stays empty with kicks enabled (pop side). */
+static void run_queue(struct fsq *q, struct fsreq **spare, bool tick)
+{
+	while (pop_all(q, spare, tick) == POP_EMPTY) {
+		if (vqf_vring_dev_enable_notify(q->vr)) {
+			q->deferred = false;
+			break;
+		}
+	}
 }
 
 static void *queue_main(void *arg)
@@ -626,7 +954,7 @@ static void *queue_main(void *arg)
 		}
 		if (ok) {
 			vqf_vring_dev_disable_notify(q->vr);
-			ok = pop_all(q, &r);
+			ok = pop_all(q, &r, false) != POP_BROKEN;
 			if (ok && !vqf_vring_dev_enable_notify(q->vr))
 				continue;
 		}
@@ -657,11 +985,63 @@ int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx)
 	/* Kicks stay enabled - each is a call into us - but with EVENT_IDX
 	 * the driver kicks only past avail_event, which enable_notify moves.
 	 */
-	while (pop_all(q, &r) && !vqf_vring_dev_enable_notify(q->vr))
-		;
+	run_queue(q, &r, false);
 	pthread_mutex_unlock(&q->pop_lock);
 	free(r);
 	return 0;
+}
+
+/* ---- the fault plan's poll timer ------------------------------------ */
+
+/*
+ * What a polling device does between notifications: push held
+ * completions, send owed interrupts, and pop a queue whose last attempt
+ * the plan refused.
+ */
+static void fault_poll(struct fsq *q)
+{
+	struct vqf_fsdev *d = q->d;
+	struct fsreq *out[VQF_FAULT_HELD_MAX], *r = NULL;
+	unsigned int nout = 0;
+	bool notify = false, work;
+
+	pthread_mutex_lock(&q->pop_lock);
+	if (!q->vr || is_stopping(d) || vqf_vring_dev_is_broken(q->vr)) {
+		pthread_mutex_unlock(&q->pop_lock);
+		return;
+	}
+	pthread_mutex_lock(&q->push_lock);
+	work = q->deferred || q->nheld || q->call_owed;
+	/* stop_all() takes every pop_lock before it drops held ones. */
+	if (q->nheld)
+		notify = release_held_locked(q, out, &nout, false);
+	notify |= q->call_owed;
+	q->call_owed = false;
+	pthread_mutex_unlock(&q->push_lock);
+	if (notify && !vqf_eventfd_signal(q->call_fd))
+		STAT_ADD(d, interrupts, 1);
+	free_all(d, out, nout);
+	if (q->deferred)
+		run_queue(q, &r, true);
+	pthread_mutex_unlock(&q->pop_lock);
+	free(r);
+	if (work)
+		STAT_ADD(d, fault_polls, 1);
+}
+
+static void *tick_main(void *arg)
+{
+	struct vqf_fsdev *d = arg;
+	struct pollfd pfd = { .fd = d->stop_fd, .events = POLLIN };
+	unsigned int i, first = vqf_fsdev_first_request_queue(d);
+
+	/* stop_fd is left unread: the queue threads wait on it too. */
+	while (!is_stopping(d) && poll(&pfd, 1, (int)d->plan.tick_ms) == 0) {
+		for (i = first; i < d->nq; i++)
+			if (d->q[i].set)
+				fault_poll(&d->q[i]);
+	}
+	return NULL;
 }
 
 /* ---- notifications -------------------------------------------------- */
@@ -768,6 +1148,9 @@ static void stop_all(struct vqf_fsdev *d)
 	pthread_cond_broadcast(&d->work_cond);
 	pthread_mutex_unlock(&d->lock);
 	vqf_eventfd_signal(d->stop_fd);
+	if (d->tick_running)
+		pthread_join(d->tick_thr, NULL);
+	d->tick_running = false;
 	/* Wait out inline kicks in progress; later ones see stopping. */
 	for (i = 0; i < FSDEV_MAX_QUEUES; i++)
 		pthread_mutex_lock(&d->q[i].pop_lock);
@@ -789,6 +1172,21 @@ static void stop_all(struct vqf_fsdev *d)
 	pthread_mutex_unlock(&d->lock);
 	for (i = 0; i < d->nr_workers; i++)
 		pthread_join(d->workers[i], NULL);
+	/* Completions the plan held are dropped like unstarted work. */
+	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
+		struct fsq *q = &d->q[i];
+		struct fsreq *held[VQF_FAULT_HELD_MAX];
+		unsigned int n;
+
+		pthread_mutex_lock(&q->push_lock);
+		n = q->nheld;
+		memcpy(held, q->held, n * sizeof(held[0]));
+		q->nheld = 0;
+		pthread_mutex_unlock(&q->push_lock);
+		free_all(d, held, n);
+		if (n)
+			STAT_ADD(d, fault_held_dropped, n);
+	}
 	free(d->workers);
 	d->workers = NULL;
 	d->nr_workers = 0;
@@ -864,6 +1262,11 @@ static int start(struct vqf_fsdev *d)
 		q->notif = has_notif(d) && i == 1;
 		q->seg_cap = q->num + 16 < FSDEV_SEG_CAP ? q->num + 16 :
 			     FSDEV_SEG_CAP;
+		q->seq = q->rolled = q->releases = 0;
+		q->popped = 0;
+		q->stall_left = q->fill_want = q->fill_ticks_left = 0;
+		q->deferred = q->dup_done = q->call_owed = false;
+		q->avail_idx = vqf_gmem_ptr(d->mem, q->addr.avail + 2, 2);
 		memset(&q->vs, 0, sizeof(q->vs));
 		ret = vqf_vring_dev_create(&vc, &q->vr);
 		if (ret)
@@ -886,6 +1289,11 @@ static int start(struct vqf_fsdev *d)
 		if (pthread_create(&q->thr, NULL, queue_main, q))
 			return -EIO;
 		q->running = true;
+	}
+	if (d->faulty) {
+		if (pthread_create(&d->tick_thr, NULL, tick_main, d))
+			return -EIO;
+		d->tick_running = true;
 	}
 	return 0;
 }

@@ -35,6 +35,7 @@
 
 #include "vqf_backend.h"
 #include "vqf_dev.h"
+#include "vqf_fault.h"
 #include "vqf_vring_dev.h"
 
 #include <stdbool.h>
@@ -87,6 +88,10 @@ struct vqf_fsdev_cfg {
 	bool inline_kick;
 	/* Device features never offered (mask of 1ULL << bit), for tests. */
 	u64 features_withheld;
+	/* Faults to inject (copied; NULL: none).  Needs inline_kick; see
+	 * vqf_fault.h.
+	 */
+	const struct vqf_fault_plan *faults;
 	struct vqf_backend *be;		/* serves the requests; required */
 };
 
@@ -108,6 +113,9 @@ struct vqf_fsdev_stats {
 	u64 bytes_in;		/* request bytes copied out of the guest */
 	u64 bytes_out;		/* reply bytes copied into the guest */
 	u64 workers_busy_max;	/* most requests being served at once */
+	u64 faults[VQF_FAULT_NR];	/* faults injected, by kind */
+	u64 fault_polls;	/* poll-timer runs that found deferred work */
+	u64 fault_held_dropped;	/* held completions dropped by a reset */
 	struct vqf_dev_stats dev;	/* parser counters (reject[] etc.) */
 };
 
@@ -116,7 +124,8 @@ struct vqf_fsdev;
 /*
  * Creates the device in the reset state.  @mem maps the guest's memory and
  * must outlive the device.  Returns 0, -EINVAL (no backend, tag empty or
- * longer than 36 bytes, a queue size that is not a power of two),
+ * longer than 36 bytes, a queue size that is not a power of two, a fault
+ * plan without inline_kick or one vqf_fault_plan_check() refuses),
  * -ENOMEM.
  */
 int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,

@@ -129,6 +129,7 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	dc.notify_buf_size = cfg->notification ? 4096 : 0;
 	dc.be = s->be;
 	dc.inline_kick = cfg->inline_kick;
+	dc.faults = cfg->faults;
 	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(s->ram), &s->dev);
 	if (ret)
 		goto fail;

@@ -36,6 +36,10 @@ struct vqf_sim_cfg {
 	 */
 	bool inline_kick;
 	const char *tag;		/* (NULL: "vqfuse") */
+	/* Device fault plan, copied by vqf_sim_new() (NULL: none); needs
+	 * inline_kick.  See vqf_fault.h.
+	 */
+	const struct vqf_fault_plan *faults;
 	struct vqf_gdrv_cfg drv;	/* queues/queue_size set from above */
 	struct vqf_gcli_cfg cli;
 	/* Records every request's life (vqf_trace.h); the caller opens

@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * test_fault.c - the simulated machine under a seeded device fault plan
+ * (sim/device/vqf_fault.h, docs/faults.md).
+ *
+ * Guest threads write blocks of known content through vqf_gcli and read
+ * them back, over a shared directory that outlives many machines
+ * ("lives"): a life ends cleanly, because the driver broke a queue (a
+ * duplicated used entry), or abruptly with calls in flight.  A model per
+ * 16-byte chunk keeps the generation last acknowledged and the last one
+ * attempted; every chunk read back - through the guest or on the host
+ * after each life - must hold one of those or one in between, so nothing
+ * the guest was told was written is ever lost.  Each life's counters must
+ * add up against the faults the device says it injected.
+ *
+ * Env: VQF_SEED (first seed), VQF_FAULT_SEEDS (seeds, default 3),
+ * VQF_FAULT_REQUESTS (requests per seed, default 100000); valgrind and
+ * sanitizer builds run fewer (see CMakeLists.txt).
+ */
+#define _GNU_SOURCE
+#include "vqf_sim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#define NTHR		6
+#define FILES		3		/* per thread */
+#define BLK		512
+#define NBLK		16
+#define CHUNK		16
+#define CPB		(BLK / CHUNK)	/* chunks per block */
+#define CPF		(NBLK * CPB)	/* chunks per file */
+#define MAGIC		0x76716674u
+#define WAIT_S		60
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static u64 mix(u64 x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static u64 env_u64(const char *name, u64 def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtoull(s, NULL, 0) : def;
+}
+
+static bool slow(void)
+{
+	return getenv("VQF_UNDER_VALGRIND") != NULL;
+}
+
+static bool sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#else
+	return false;
+#endif
+}
+
+static u64 requests_per_seed(void)
+{
+	return env_u64("VQF_FAULT_REQUESTS", slow() ? 3000 :
+		       sanitized() ? 20000 : 100000);
+}
+
+static unsigned int seeds(void)
+{
+	return (unsigned int)env_u64("VQF_FAULT_SEEDS",
+				     slow() || sanitized() ? 1 : 3);
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* Joins or fails the test: a call that never returns is a hang. */
+static void join_bounded(pthread_t t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_S;
+	if (pthread_timedjoin_np(t, NULL, &ts))
+		fail_msg("a guest thread did not return within %d s", WAIT_S);
+}
+
+/* ---- the data model ----------------------------------------------------- */
+
+struct mfile {
+	u32 id;
+	u32 gen;		/* last generation handed out */
+	u32 acked[CPF];		/* known on the host (0: nothing yet) */
+	u32 attempt[CPF];	/* last generation sent */
+};
+
+static u32 chk(u32 file, u32 chunk, u32 gen)
+{
+	return (u32)mix(((u64)file << 40) ^ ((u64)chunk << 20) ^ gen);
+}
+
+static void fill_block(u8 *buf, u32 file, u32 blk, u32 gen)
+{
+	u32 i, w[4];
+
+	for (i = 0; i < CPB; i++) {
+		u32 c = blk * CPB + i;
+
+		w[0] = MAGIC ^ file;
+		w[1] = c;
+		w[2] = gen;
+		w[3] = chk(file, c, gen);
+		memcpy(buf + i * CHUNK, w, CHUNK);
+	}
+}
+
+/*
+ * Checks chunk @c of @f as found (@p, or NULL past the end of the file)
+ * and moves acked up to what was seen: it is on the host now.  Returns
+ * NULL or what is wrong.
+ */
+static const char *check_chunk(struct mfile *f, u32 c, const u8 *p)
+{
+	static const u8 zero[CHUNK];
+	u32 w[4];
+
+	if (!p || !memcmp(p, zero, CHUNK))
+		return f->acked[c] ? "acknowledged data lost" : NULL;
+	memcpy(w, p, CHUNK);
+	if (w[0] != (MAGIC ^ f->id) || w[1] != c ||
+	    w[3] != chk(f->id, c, w[2]) || !w[2])
+		return "garbage";
+	if (w[2] < f->acked[c])
+		return "older than acknowledged";
+	if (w[2] > f->attempt[c])
+		return "never written";
+	f->acked[c] = w[2];
+	return NULL;
+}
+
+/* ---- results and tallies ------------------------------------------------ */
+
+enum res {
+	RS_OK, RS_SHORT, RS_EIO, RS_ENOSPC, RS_EINTR, RS_ENOTCONN, RS_VALID,
+	RS_NR
+};
+
+static const char *const res_name[RS_NR] = {
+	"ok", "short", "EIO", "ENOSPC", "EINTR", "ENOTCONN", "validation"
+};
+
+/* The driver's validation errnos (vqf_req_complete), should they reach
+ * the caller instead of -EIO.
+ */
+static bool validation_errno(int e)
+{
+	switch (e) {
+	case -EBADMSG: case -ENODATA: case -EOVERFLOW: case -EFBIG:
+	case -ENOMSG: case -ERANGE: case -EPROTO: case -EREMOTEIO:
+		return true;
+	}
+	return false;
+}
+
+struct thr {
+	struct life *L;
+	pthread_t t;
+	unsigned int id;
+	u64 rng;
+	u64 ops;		/* data requests (READ/WRITE) issued */
+	u64 res[RS_NR];		/* their results */
+	u64 opens, open_fail;
+	int bad;		/* first unexpected errno */
+	char what[96];		/* first failure */
+	bool saw_enotconn;
+};
+
+struct run {
+	char dir[64];
+	struct mfile files[NTHR * FILES];
+	u64 tot[RS_NR];
+	u64 faults[VQF_FAULT_NR];
+	u64 submitted, lives, broken, abrupt, clean, pending_queued;
+	u64 interrupts_sent, held_dropped, polls;
+};
+
+struct life {
+	struct run *R;
+	struct vqf_sim *s;
+	struct vqf_gcli *c;
+	struct vqf_gdrv *g;
+	unsigned int nthr;
+	volatile bool stop;
+	u64 budget;		/* data ops for the whole life */
+	u64 issued;		/* atomic */
+	unsigned int running;	/* atomic: guest threads not yet done */
+	struct thr th[NTHR];
+};
+
+static u64 xs(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void thr_fail(struct thr *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->what[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->what, sizeof(t->what), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Sorts a data op's result; false for one no fault explains.  A read may
+ * come back short at the end of the file; a write only when the device
+ * cut it (SHORT_WRITE).
+ */
+static bool tally(struct thr *t, long ret, size_t want, bool rd)
+{
+	enum res r;
+
+	if (ret == (long)want || (rd && ret >= 0))
+		r = RS_OK;
+	else if (ret >= 0)
+		r = RS_SHORT;
+	else if (ret == -EIO)
+		r = RS_EIO;
+	else if (ret == -ENOSPC)
+		r = RS_ENOSPC;
+	else if (ret == -EINTR)
+		r = RS_EINTR;
+	else if (ret == -ENOTCONN)
+		r = RS_ENOTCONN;
+	else if (validation_errno((int)ret))
+		r = RS_VALID;
+	else
+		return false;
+	t->res[r]++;
+	if (r == RS_ENOTCONN)
+		t->saw_enotconn = true;
+	return true;
+}
+
+static int open_file(struct thr *t, struct mfile *f)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "f%u", f->id);
+	t->opens++;
+	fd = vqf_gcli_open(t->L->c, name, O_CREAT | O_RDWR, 0600);
+	if (fd < 0) {
+		t->open_fail++;
+		if (fd == -ENOTCONN)
+			t->saw_enotconn = true;
+		else if (fd != -EIO)
+			thr_fail(t, "open %s: %d", name, fd);
+	}
+	return fd;
+}
+
+static void do_write(struct thr *t, struct mfile *f, int fd, u32 blk)
+{
+	u8 buf[BLK];
+	u32 gen = ++f->gen, i, n;
+	long ret;
+
+	fill_block(buf, f->id, blk, gen);
+	for (i = 0; i < CPB; i++)
+		f->attempt[blk * CPB + i] = gen;
+	ret = vqf_gcli_pwrite(t->L->c, fd, buf, BLK, (off_t)blk * BLK);
+	t->ops++;
+	if (!tally(t, ret, BLK, false)) {
+		thr_fail(t, "pwrite: %ld", ret);
+		return;
+	}
+	if (ret < 0)
+		return;
+	/* A short write says how much landed: whole chunks only here. */
+	if (ret % CHUNK)
+		thr_fail(t, "pwrite: short count %ld not in chunks", ret);
+	n = (u32)ret / CHUNK;
+	for (i = 0; i < n; i++)
+		f->acked[blk * CPB + i] = gen;
+}
+
+static void do_read(struct thr *t, struct mfile *f, int fd, u32 blk)
+{
+	u8 buf[BLK];
+	const char *why;
+	long ret;
+	u32 i;
+
+	ret = vqf_gcli_pread(t->L->c, fd, buf, BLK, (off_t)blk * BLK);
+	t->ops++;
+	if (!tally(t, ret, BLK, true)) {
+		thr_fail(t, "pread: %ld", ret);
+		return;
+	}
+	if (ret < 0)
+		return;
+	if (ret % CHUNK)
+		thr_fail(t, "pread: %ld bytes, not whole chunks", ret);
+	for (i = 0; i < CPB; i++) {
+		why = check_chunk(f, blk * CPB + i,
+				  i < (u32)ret / CHUNK ? buf + i * CHUNK :
+				  NULL);
+		if (why)
+			thr_fail(t, "pread f%u chunk %u: %s", f->id,
+				 blk * CPB + i, why);
+	}
+}
+
+static void *guest_main(void *arg)
+{
+	struct thr *t = arg;
+	struct life *L = t->L;
+	struct mfile *mine = &L->R->files[t->id * FILES];
+	int fd[FILES];
+	unsigned int k;
+
+	for (k = 0; k < FILES; k++)
+		fd[k] = -1;
+	while (!L->stop && !t->saw_enotconn && !t->what[0]) {
+		u64 x = xs(&t->rng);
+		struct mfile *f;
+
+		if (__atomic_fetch_add(&L->issued, 1, __ATOMIC_RELAXED) >=
+		    L->budget)
+			break;
+		k = (unsigned int)(x % FILES);
+		f = &mine[k];
+		if (fd[k] < 0) {
+			fd[k] = open_file(t, f);
+			if (fd[k] < 0) {
+				if (!vqf_gdrv_alive(L->g))
+					break;
+				continue;
+			}
+		}
+		if ((x >> 8) % 100 < 55)
+			do_write(t, f, fd[k], (u32)((x >> 16) % NBLK));
+		else
+			do_read(t, f, fd[k], (u32)((x >> 16) % NBLK));
+		if ((x >> 32) % 100 < 2) {
+			vqf_gcli_close(L->c, fd[k]);
+			fd[k] = -1;
+		}
+		/* A broken queue refuses everything: let main shut down. */
+		if (!vqf_gdrv_alive(L->g))
+			break;
+	}
+	for (k = 0; k < FILES; k++)
+		if (fd[k] >= 0)
+			vqf_gcli_close(L->c, fd[k]);
+	__atomic_sub_fetch(&L->running, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* ---- one life ----------------------------------------------------------- */
+
+static const struct vqf_fault_plan soak_plan = {
+	.ppm = {
+		[VQF_FAULT_STALL] = 2000,
+		[VQF_FAULT_DROP_KICK] = 2000,
+		[VQF_FAULT_FILL] = 2000,
+		[VQF_FAULT_EIO] = 5000,
+		[VQF_FAULT_ENOSPC] = 3000,
+		[VQF_FAULT_EINTR] = 3000,
+		[VQF_FAULT_SHORT_WRITE] = 5000,
+		[VQF_FAULT_SHORT_USED] = 3000,
+		[VQF_FAULT_BAD_HDR_LEN] = 3000,
+		[VQF_FAULT_REORDER] = 20000,
+		[VQF_FAULT_DUP] = 20,
+		[VQF_FAULT_DROP_CALL] = 5000,
+	},
+	.reorder_max = 3,
+	.fill_chains = 3,
+};
+
+static struct vqf_sim *machine(const char *dir, const struct vqf_fault_plan *p,
+			       unsigned int qsize)
+{
+	struct vqf_sim_cfg cfg = {
+		.shared = dir,
+		.queues = 1,
+		.queue_size = qsize,
+		.inline_kick = true,
+		.ram = 64u << 20,
+		.faults = p,
+		/* Direct chains of 4-5 descriptors: a few requests fill the
+		 * ring and the rest wait on the driver's pending list.
+		 */
+		.drv.no_indirect = true,
+	};
+	struct vqf_sim *s = NULL;
+	int ret = vqf_sim_new(&cfg, &s);
+
+	if (ret)
+		fail_msg("vqf_sim_new: %d", ret);
+	return s;
+}
+
+/* Every file as the host has it, against the model. */
+static void check_host(struct run *R, unsigned int nfiles)
+{
+	char path[96];
+	u8 buf[CPF * CHUNK];
+	const char *why;
+	unsigned int i;
+	u32 c;
+
+	for (i = 0; i < nfiles; i++) {
+		struct mfile *f = &R->files[i];
+		ssize_t n = 0;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/f%u", R->dir, f->id);
+		fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			n = pread(fd, buf, sizeof(buf), 0);
+			close(fd);
+		}
+		if (n < 0)
+			fail_msg("host read %s: %d", path, errno);
+		for (c = 0; c < CPF; c++) {
+			why = check_chunk(f, c, (c + 1) * CHUNK <= (size_t)n ?
+					  buf + c * CHUNK : NULL);
+			if (why)
+				fail_msg("host file f%u chunk %u: %s", f->id,
+					 c, why);
+		}
+	}
+}
+
+/*
+ * One machine over R->dir: @nthr guest threads until @budget data ops
+ * are issued or a queue breaks; @abrupt pulls the plug (vqf_gdrv_shutdown)
+ * while they run.  Checks the life's counters; returns requests
+ * submitted.
+ */
+static u64 live(struct run *R, const struct vqf_fault_plan *p,
+		unsigned int nthr, u64 budget, bool abrupt, u64 rng)
+{
+	struct life *L = calloc(1, sizeof(*L));
+	struct vqf_sim_stats st;
+	const u64 *inj;
+	u64 seen[RS_NR] = { 0 }, bad, sub;
+	bool broken, clean;
+	unsigned int i, k;
+
+	assert_non_null(L);
+	L->R = R;
+	L->nthr = nthr;
+	L->budget = budget;
+	L->s = machine(R->dir, p, 16);
+	L->c = vqf_sim_cli(L->s);
+	L->g = vqf_sim_drv(L->s);
+	L->running = nthr;
+	for (i = 0; i < nthr; i++) {
+		L->th[i].L = L;
+		L->th[i].id = i;
+		L->th[i].rng = mix(rng + i) | 1;
+		assert_int_equal(pthread_create(&L->th[i].t, NULL, guest_main,
+						&L->th[i]), 0);
+	}
+	/* Main watches: a broken queue strands the requests on it until
+	 * shutdown, as in Linux (the driver marks the vq broken).
+	 */
+	for (;;) {
+		u64 issued = __atomic_load_n(&L->issued, __ATOMIC_RELAXED);
+
+
+		if (!vqf_gdrv_alive(L->g))
+			break;
+		if (abrupt && issued >= budget / 2)
+			break;
+		if (!__atomic_load_n(&L->running, __ATOMIC_ACQUIRE))
+			break;
+		sleep_ms(1);
+	}
+	broken = !vqf_gdrv_alive(L->g);
+	if (broken || abrupt) {
+		/* Calls in flight from the other threads: each must come
+		 * back, with its reply or an error, and none twice.
+		 */
+		vqf_gdrv_shutdown(L->g);
+		L->stop = true;
+	} else {
+		L->stop = true;
+	}
+	for (i = 0; i < nthr; i++)
+		join_bounded(L->th[i].t);
+	/* Clean: nothing in flight any more; DESTROY and reset now. */
+	vqf_gdrv_shutdown(L->g);
+	vqf_sim_get_stats(L->s, &st);
+	inj = st.dev.faults;
+
+	for (i = 0; i < nthr; i++) {
+		struct thr *t = &L->th[i];
+
+		if (t->what[0])
+			fail_msg("life %llu thread %u: %s",
+				 (unsigned long long)R->lives, i, t->what);
+		for (k = 0; k < RS_NR; k++)
+			seen[k] += t->res[k];
+	}
+	/* Exactly once: every request the driver took was completed or
+	 * failed, once, and none is left.
+	 */
+	assert_int_equal(st.drv.submitted, st.drv.completed + st.drv.failed);
+	assert_int_equal(vqf_gdrv_inflight(L->g), 0);
+	/* A duplicated used entry is refused: the queue breaks, nothing
+	 * completes twice (the identity above).
+	 */
+	assert_int_equal(!!inj[VQF_FAULT_DUP], !!st.drv.ring_errors);
+	assert_true(inj[VQF_FAULT_DUP] <= 1);
+	/* Every refused reply was one the device corrupted. */
+	bad = st.drv.req.short_header + st.drv.req.len_overflow +
+	      st.drv.req.page_overflow + st.drv.req.len_mismatch +
+	      st.drv.req.unique_mismatch + st.drv.req.bad_error +
+	      st.drv.req.error_payload + st.drv.req.short_fixed_arg;
+	assert_int_equal(bad, st.drv.bad_replies);
+	assert_true(st.drv.bad_replies <=
+		    inj[VQF_FAULT_SHORT_USED] + inj[VQF_FAULT_BAD_HDR_LEN]);
+	assert_int_equal(st.drv.req.unique_mismatch, 0);
+	/* Results no fault explains never happen; those one explains
+	 * never outnumber the faults.
+	 */
+	assert_true(seen[RS_ENOSPC] <= inj[VQF_FAULT_ENOSPC]);
+	assert_true(seen[RS_EINTR] <= inj[VQF_FAULT_EINTR]);
+	assert_true(seen[RS_SHORT] <= inj[VQF_FAULT_SHORT_WRITE]);
+	clean = !abrupt && !broken && !inj[VQF_FAULT_DUP] &&
+		!st.dev.fault_held_dropped;
+	if (clean) {
+		/* Nothing was cut short: the counters add up exactly. */
+		assert_int_equal(st.drv.failed, 0);
+		assert_int_equal(seen[RS_ENOTCONN], 0);
+		assert_int_equal(st.drv.bad_replies,
+				 inj[VQF_FAULT_SHORT_USED] +
+				 inj[VQF_FAULT_BAD_HDR_LEN]);
+		assert_int_equal(seen[RS_ENOSPC], inj[VQF_FAULT_ENOSPC]);
+		assert_int_equal(seen[RS_EINTR], inj[VQF_FAULT_EINTR]);
+		assert_int_equal(seen[RS_SHORT], inj[VQF_FAULT_SHORT_WRITE]);
+		assert_int_equal(seen[RS_EIO] + seen[RS_VALID],
+				 inj[VQF_FAULT_EIO] + st.drv.bad_replies);
+		assert_int_equal(st.dev.requests, st.drv.submitted);
+		R->clean++;
+	}
+	sub = st.drv.submitted;
+	for (k = 0; k < RS_NR; k++)
+		R->tot[k] += seen[k];
+	for (k = 0; k < VQF_FAULT_NR; k++)
+		R->faults[k] += inj[k];
+	R->submitted += sub;
+	R->lives++;
+	R->broken += broken;
+	R->abrupt += abrupt && !broken;
+	R->pending_queued += st.drv.pending_queued;
+	R->interrupts_sent += st.drv.interrupts_sent;
+	R->held_dropped += st.dev.fault_held_dropped;
+	R->polls += st.dev.fault_polls;
+	vqf_sim_free(L->s);
+	free(L);
+	check_host(R, nthr * FILES);
+	return sub;
+}
+
+static struct run *run_new(void)
+{
+	struct run *R = calloc(1, sizeof(*R));
+	unsigned int i;
+
+	assert_non_null(R);
+	snprintf(R->dir, sizeof(R->dir), "/tmp/vqf-fault-XXXXXX");
+	assert_non_null(mkdtemp(R->dir));
+	for (i = 0; i < NTHR * FILES; i++)
+		R->files[i].id = i;
+	return R;
+}
+
+static void run_free(struct run *R)
+{
+	nftw(R->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(R);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* The plan is a pure function: same question, same answer; rates hold. */
+static void test_plan(void **state)
+{
+	struct vqf_fault_plan p = { .seed = 42 };
+	u64 i, hits = 0;
+
+	(void)state;
+	p.ppm[VQF_FAULT_EIO] = 10000;
+	for (i = 0; i < 1000000; i++) {
+		bool a = vqf_fault_roll(&p, 1, i, VQF_FAULT_EIO);
+
+		assert_int_equal(a, vqf_fault_roll(&p, 1, i, VQF_FAULT_EIO));
+		hits += a;
+		assert_false(vqf_fault_roll(&p, 1, i, VQF_FAULT_STALL));
+	}
+	assert_true(hits > 9500 && hits < 10500);
+	p.ppm[VQF_FAULT_DUP] = VQF_FAULT_PPM;
+	assert_true(vqf_fault_roll(&p, 3, 7, VQF_FAULT_DUP));
+	assert_int_equal(vqf_fault_plan_check(&p), 0);
+	p.ppm[VQF_FAULT_DUP] = VQF_FAULT_PPM + 1;
+	assert_int_equal(vqf_fault_plan_check(&p), -EINVAL);
+	assert_string_equal(vqf_fault_name(VQF_FAULT_SHORT_USED),
+			    "short_used");
+	assert_string_equal(vqf_fault_name(VQF_FAULT_NR), "?");
+}
+
+/* A plan needs the inline mode (the poll timer is the other popper). */
+static void test_plan_needs_inline(void **state)
+{
+	struct vqf_fault_plan p = soak_plan;
+	struct vqf_sim_cfg cfg = { .faults = &p, .ram = 16u << 20 };
+	struct vqf_sim *s = NULL;
+	char dir[] = "/tmp/vqf-fault-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cfg.shared = dir;
+	assert_int_equal(vqf_sim_new(&cfg, &s), -EINVAL);
+	p.reorder_max = VQF_FAULT_HELD_MAX + 1;
+	cfg.inline_kick = true;
+	assert_int_equal(vqf_sim_new(&cfg, &s), -EINVAL);
+	rmdir(dir);
+}
+
+static void print_run(const char *what, u64 seed, struct run *R, double dt)
+{
+	unsigned int k;
+
+	print_message("%s seed %#llx: %llu requests in %.2f s (%.0f/s), "
+		      "%llu lives (%llu clean, %llu broken by dup, %llu cut "
+		      "short), pending %llu, polls %llu, held dropped %llu\n",
+		      what, (unsigned long long)seed,
+		      (unsigned long long)R->submitted, dt, R->submitted / dt,
+		      (unsigned long long)R->lives,
+		      (unsigned long long)R->clean,
+		      (unsigned long long)R->broken,
+		      (unsigned long long)R->abrupt,
+		      (unsigned long long)R->pending_queued,
+		      (unsigned long long)R->polls,
+		      (unsigned long long)R->held_dropped);
+	print_message("  injected:");
+	for (k = 0; k < VQF_FAULT_NR; k++)
+		print_message(" %s %llu", vqf_fault_name(k),
+			      (unsigned long long)R->faults[k]);
+	print_message("\n  results:");
+	for (k = 0; k < RS_NR; k++)
+		print_message(" %s %llu", res_name[k],
+			      (unsigned long long)R->tot[k]);
+	print_message("\n");
+}
+
+/*
+ * The soak: per seed, lives of NTHR threads until the requests are in,
+ * every third life cut short with calls in flight.
+ */
+static void test_soak(void **state)
+{
+	u64 base = env_u64("VQF_SEED", 0x5eed1234), want = requests_per_seed();
+	unsigned int si, ns = seeds();
+
+	(void)state;
+	for (si = 0; si < ns; si++) {
+		u64 seed = base + si, rng = mix(seed);
+		struct vqf_fault_plan p = soak_plan;
+		struct run *R = run_new();
+		double t0 = now_s();
+		unsigned int k;
+
+		while (R->submitted < want) {
+			u64 budget = want / 12 + xs(&rng) % (want / 8 + 1);
+
+			p.seed = mix(seed ^ (R->lives << 32));
+			live(R, &p, NTHR, budget, R->lives % 3 == 2,
+			     xs(&rng));
+		}
+		print_run("soak", seed, R, now_s() - t0);
+		/* Every fault fired; the pending list was used. */
+		for (k = 0; k < VQF_FAULT_NR; k++)
+			if (k != VQF_FAULT_DUP || want >= 50000)
+				assert_true(R->faults[k] > 0);
+		assert_true(R->pending_queued > 0);
+		assert_true(R->clean > 0);
+		run_free(R);
+	}
+}
+
+/*
+ * One guest thread and the inline device: the chain stream is
+ * deterministic, so a seed replays exactly - same faults on the same
+ * requests, same results, same counters.
+ */
+static void test_replay(void **state)
+{
+	struct vqf_fault_plan p = soak_plan;
+	u64 seed = env_u64("VQF_SEED", 0x5eed1234), n = slow() ? 400 : 3000;
+	struct run *R[2];
+	unsigned int i, k;
+
+	(void)state;
+	p.seed = mix(seed ^ 0x7e9);
+	p.ppm[VQF_FAULT_DUP] = 0;	/* one life, no break */
+	/* Denser than the soak: a few thousand requests see each kind. */
+	for (k = 0; k < VQF_FAULT_NR; k++)
+		p.ppm[k] *= 3;
+	p.ppm[VQF_FAULT_DUP] = 0;
+	for (i = 0; i < 2; i++) {
+		R[i] = run_new();
+		live(R[i], &p, 1, n, false, seed);
+		assert_int_equal(R[i]->clean, 1);
+	}
+	for (k = 0; k < VQF_FAULT_NR; k++)
+		assert_int_equal(R[0]->faults[k], R[1]->faults[k]);
+	for (k = 0; k < RS_NR; k++)
+		assert_int_equal(R[0]->tot[k], R[1]->tot[k]);
+	assert_int_equal(R[0]->submitted, R[1]->submitted);
+	for (i = 0; i < NTHR * FILES; i++)
+		assert_memory_equal(R[0]->files[i].acked, R[1]->files[i].acked,
+				    sizeof(R[0]->files[i].acked));
+	print_run("replay", seed, R[0], 1);
+	run_free(R[0]);
+	run_free(R[1]);
+}
+
+/*
+ * Guest shut down mid-request: stalls and held completions keep calls in
+ * flight when vqf_gdrv_shutdown() pulls the plug; each comes back (with
+ * its reply or an error), none hangs, none twice; the host keeps every
+ * acknowledged write.
+ */
+static void test_shutdown_midrequest(void **state)
+{
+	struct vqf_fault_plan p = soak_plan;
+	unsigned int i, n = slow() ? 3 : 20;
+	struct run *R = run_new();
+
+	(void)state;
+	p.ppm[VQF_FAULT_DUP] = 0;
+	p.ppm[VQF_FAULT_STALL] = 50000;
+	p.ppm[VQF_FAULT_REORDER] = 200000;
+	p.stall_len = 20;
+	for (i = 0; i < n; i++) {
+		p.seed = mix(0xdead0000ull + i);
+		live(R, &p, NTHR, 200 + 50 * i, true, i);
+	}
+	print_run("shutdown", 0, R, 1);
+	assert_true(R->tot[RS_ENOTCONN] > 0);
+	assert_true(R->held_dropped > 0);
+	run_free(R);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_plan_needs_inline),
+		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_shutdown_midrequest),
+		cmocka_unit_test(test_soak),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
