@@ -488,7 +488,10 @@ static void complete_one(struct gq *q, struct greq *r, u32 len)
 	if (ret)
 		g->st.bad_replies++;
 	pthread_mutex_unlock(&g->slock);
-	end_call(g, r, ret ? -EIO : r->c->req.out_h.error, false);
+	/* A refused reply keeps vqf_req_complete()'s errno: a lying device
+	 * is not a server's EIO.
+	 */
+	end_call(g, r, ret ? ret : r->c->req.out_h.error, false);
 }
 
 static void repost_notify(struct gq *q, struct greq *r)
@@ -537,7 +540,8 @@ static int drain_used(struct gq *q)
 			/* The device broke the used ring; the queue is
 			 * dead, its requests are failed at shutdown.
 			 */
-			STAT_ADD(g, ring_errors, 1);
+			if (ret != -EIO)	/* -EIO: broken before */
+				STAT_ADD(g, ring_errors, 1);
 			break;
 		}
 	} while (!vqf_vring_drv_enable_cb(q->vr));
@@ -803,13 +807,28 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 						      &ts) != ETIMEDOUT)
 				;
 			if (!w.done) {
-				/* Give up as a signalled task does: ask the
-				 * server to abandon it, then keep waiting -
-				 * the buffers are the device's until used.
+				struct gq *q = NULL;
+
+				/* A lost interrupt looks like a slow server:
+				 * look at the used ring first (nvme_timeout
+				 * polls before it aborts).  Then give up as a
+				 * signalled task does: ask the server to
+				 * abandon it, and keep waiting - the buffers
+				 * are the device's until used.
 				 */
 				pthread_mutex_unlock(&w.lock);
-				vqf_gdrv_interrupt(g, c);
+				pthread_mutex_lock(&g->lock);
+				if (c->priv)
+					q = ((struct greq *)c->priv)->q;
+				pthread_mutex_unlock(&g->lock);
+				if (q)
+					drain_used(q);
 				pthread_mutex_lock(&w.lock);
+				if (!w.done) {
+					pthread_mutex_unlock(&w.lock);
+					vqf_gdrv_interrupt(g, c);
+					pthread_mutex_lock(&w.lock);
+				}
 			}
 		}
 		while (!w.done)

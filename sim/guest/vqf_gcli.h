@@ -92,7 +92,10 @@ struct vqf_gcli;
 int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 		 struct vqf_gcli **out);
 /* Releases open files, forgets every inode (flushing the forgets) and
- * frees the client.  The driver stays up.
+ * frees the client.  The driver stays up.  No call may be inside the
+ * client (callers still leaving a call would touch freed memory): to
+ * stop a guest with calls in flight, vqf_gdrv_shutdown() first, join the
+ * callers, then free.
  */
 void vqf_gcli_free(struct vqf_gcli *c);
 

@@ -100,7 +100,7 @@ struct vqf_gdrv_stats {
 	u64 irqs;		/* call eventfd wake-ups handled */
 	u64 notifications;	/* notifications received */
 	u64 bad_replies;	/* replies refused by vqf_req_complete() */
-	u64 ring_errors;	/* used-ring errors (queue broken) */
+	u64 ring_errors;	/* used rings the device broke (once each) */
 	u64 bytes_copied;	/* argbuf bytes (the bounce buffer of in and
 				 * out args; data pages are not copied) */
 	u64 by_opcode[VQF_GDRV_OPCODES];	/* requests per opcode */
@@ -146,10 +146,12 @@ void vqf_gdrv_free(struct vqf_gdrv *g);
 /*
  * Sends @c->req (unique and in_h.len are set here) and waits for its
  * reply.  Returns 0 for success, the FUSE error (negative) the server
- * replied with, -EIO for a reply vqf_req_complete() refused (counted),
- * -ENOTCONN after shutdown, -ENOMEM when guest RAM is exhausted,
- * -EINVAL for a request vqf_req_check() refuses.  @timeout_ms >= 0: after
- * that long, an INTERRUPT is sent and the call keeps waiting for the
+ * replied with, vqf_req_complete()'s own negative errno for a reply it
+ * refused (counted in bad_replies; see lib/vqf_req.h), -ENOTCONN after
+ * shutdown, -ENOMEM when guest RAM is exhausted, -EINVAL for a request
+ * vqf_req_check() refuses.  @timeout_ms >= 0: after that long the used
+ * ring is looked at (a lost interrupt), then an INTERRUPT is sent and
+ * the call keeps waiting for the
  * request to complete (the device owns its buffers until then), as a
  * signalled task does in Linux; -1 waits without interrupting.
  */
