@@ -375,6 +375,10 @@ static bool push_locked(struct fsq *q, struct fsreq *r, bool stopping)
 {
 	struct vqf_fsdev *d = q->d;
 
+	/* Before the push: the driver may complete it at once. */
+	if (!stopping && d->cfg.trace)
+		d->cfg.trace(d->cfg.trace_ctx, VQF_FSDEV_EV_PUSHED,
+			     r->dreq.in.unique, r->dreq.in.opcode, q->idx);
 	if (stopping || vqf_vring_dev_push(q->vr, r->c.head, r->len))
 		return false;
 	if (faulted(q) && !q->dup_done && r->op != FUSE_INIT &&
@@ -762,13 +766,21 @@ static void handle_chain(struct fsq *q, struct fsreq *r)
 	pthread_mutex_unlock(&d->slock);
 	if (!ret)
 		r->op = r->dreq.in.opcode;
+	if (d->cfg.trace)
+		d->cfg.trace(d->cfg.trace_ctx, VQF_FSDEV_EV_POPPED,
+			     r->dreq.in.unique, r->dreq.in.opcode, q->idx);
 
 	if (ret) {
 		ret = vqf_dev_reply_req(&r->dreq, 0, NULL, 0, r->ws, r->nws,
 					NULL);
 		if (ret < 0 || r->dreq.noreply) {
+			/* Every served chain ends in exactly one of replies,
+			 * no_reply, refused_no_room, backend_errors.
+			 */
 			if (ret < 0)
 				STAT_ADD(d, refused_no_room, 1);
+			else
+				STAT_ADD(d, no_reply, 1);
 			finish(r, 0);
 		} else {
 			STAT_ADD(d, replies, 1);

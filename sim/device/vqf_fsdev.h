@@ -62,6 +62,11 @@ struct vqf_virtio_fs_config {
 	__le32 notify_buf_size;		/* with VIRTIO_FS_F_NOTIFICATION */
 };
 
+enum vqf_fsdev_ev {
+	VQF_FSDEV_EV_POPPED,
+	VQF_FSDEV_EV_PUSHED,
+};
+
 struct vqf_fsdev_cfg {
 	const char *tag;		/* 1..36 bytes */
 	unsigned int num_request_queues;	/* >= 1 (0: 1) */
@@ -92,6 +97,13 @@ struct vqf_fsdev_cfg {
 	 * vqf_fault.h.
 	 */
 	const struct vqf_fault_plan *faults;
+	/* Trace hook (NULL: none): a chain parsed off a ring (POPPED; the
+	 * unique is the request's, 0 if its header was short) and about to
+	 * be pushed used (PUSHED).  Called from the serving threads.
+	 */
+	void (*trace)(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
+		      u32 opcode, unsigned int queue);
+	void *trace_ctx;
 	struct vqf_backend *be;		/* serves the requests; required */
 };
 

@@ -39,6 +39,13 @@ static void drv_trace(void *ctx, enum vqf_gdrv_ev ev, u64 unique,
 		vqf_trace_event(ctx, map[ev], unique, opcode, queue);
 }
 
+static void dev_trace(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
+		      u32 opcode, unsigned int queue)
+{
+	vqf_trace_event(ctx, ev == VQF_FSDEV_EV_POPPED ? VQF_T_POPPED :
+			VQF_T_PUSHED, unique, opcode, queue);
+}
+
 /* The driver's notifications go to the client, once there is one. */
 static void drv_notify(void *ctx, int code, const void *data, u32 len)
 {
@@ -129,6 +136,10 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	dc.notify_buf_size = cfg->notification ? 4096 : 0;
 	dc.be = s->be;
 	dc.inline_kick = cfg->inline_kick;
+	if (cfg->trace) {
+		dc.trace = dev_trace;
+		dc.trace_ctx = cfg->trace;
+	}
 	dc.faults = cfg->faults;
 	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(s->ram), &s->dev);
 	if (ret)

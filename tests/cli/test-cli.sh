@@ -287,7 +287,7 @@ e = [e for e in ev if e["ph"] == "e"]
 assert len(b) == len(e) and b, (len(b), len(e))
 names = {x["name"] for x in b}
 for n in ("INIT", "LOOKUP", "CREATE", "WRITE", "READ", "RENAME", "UNLINK",
-	  "pending", "ring"):
+	  "pending", "ring", "device", "reply"):
 	assert n in names, n
 assert any(x["name"] == "kicked" for x in ev)
 PY

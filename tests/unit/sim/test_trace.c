@@ -144,6 +144,10 @@ static void test_machine(void **state)
 	 */
 	assert_true(count(js, "\"name\":\"ring\"") / 2 >=
 		    st.drv.completed);
+	assert_true(count(js, "\"name\":\"device\"") / 2 >=
+		    st.drv.completed);
+	assert_true(count(js, "\"name\":\"reply\"") / 2 >=
+		    st.drv.completed);
 	assert_true(count(js, "\"name\":\"CREATE\"") == 2);
 	assert_int_equal(count(js, "\"ph\":\"b\""), count(js, "\"ph\":\"e\""));
 	assert_int_not_equal(json_ok(path), 1);
