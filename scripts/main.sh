@@ -11,4 +11,4 @@ B=${VQF_BUILD:-build}
 shared=$(mktemp -d)
 trap 'rm -rf "$shared"' EXIT
 "$B/sim/cli/vqfuse-sim" run --shared "$shared" --workload smallfile \
-	--files 1000 --inline
+	--files 1000 --inline --cache=all
