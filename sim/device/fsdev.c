@@ -9,6 +9,8 @@
  *   d->conn_lock the FUSE connection (read: parse; write: INIT/DESTROY)
  *   q->push_lock one per queue: push + need_notify (the pop side belongs
  *                to the queue's thread alone)
+ *   d->dax_lock  the DAX window's map and its host mappings (check,
+ *                mmap and commit happen under it as one step)
  *   d->slock     counters
  * With a fault plan, the poll timer (tick_main) takes q->pop_lock as an
  * inline kick does; the held completions are under q->push_lock.
@@ -20,8 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "vqf_vring_thread.h"
 
@@ -115,6 +120,13 @@ struct vqf_fsdev {
 	unsigned int nq;		/* queues with current features */
 	struct fsq q[FSDEV_MAX_QUEUES];
 
+	/* DAX window (cfg.dax_window): reserved at new, unmapped at free. */
+	pthread_mutex_t dax_lock;
+	u8 *dax_base;			/* NULL: no window */
+	struct vqf_dax_dev_map dax_map;	/* (dax_lock) */
+	struct vqf_dax_dev_mapping *dax_slots;
+	struct vqf_dax_dev_stats dax_st;	/* (dax_lock) */
+
 	bool faulty;			/* cfg.faults was given: plan holds it */
 	struct vqf_fault_plan plan;
 	pthread_t tick_thr;
@@ -142,6 +154,230 @@ unsigned int vqf_fsdev_num_queues(const struct vqf_fsdev *d)
 	return vqf_fsdev_first_request_queue(d) + d->cfg.num_request_queues;
 }
 
+/* ---- DAX window ----------------------------------------------------- */
+
+/*
+ * Enough slots for any guest using 2 MiB ranges on a window of up to
+ * 128 GiB, and for page-sized mappings on small windows; past that a
+ * new mapping gets -ENOSPC from lib's check.
+ */
+#define DAX_MAX_SLOTS	65536u
+
+/* Makes [off, off + len) of the window inaccessible again. */
+static int dax_blank(struct vqf_fsdev *d, u64 off, u64 len)
+{
+	void *p = mmap(d->dax_base + off, len, PROT_NONE,
+		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+static int dax_init(struct vqf_fsdev *d, u64 size)
+{
+	u64 align = (u64)sysconf(_SC_PAGESIZE);
+	u64 n = vqf_dax_dev_max_mappings(size, align);
+	void *p;
+
+	if (n > DAX_MAX_SLOTS)
+		n = DAX_MAX_SLOTS;
+	d->dax_slots = calloc(n, sizeof(*d->dax_slots));
+	if (!d->dax_slots)
+		return -ENOMEM;
+	if (vqf_dax_dev_map_init(&d->dax_map, size, align, d->dax_slots,
+				 (u32)n)) {
+		free(d->dax_slots);
+		d->dax_slots = NULL;
+		return -EINVAL;
+	}
+	/* Address space only: no memory, no swap, nothing accessible. */
+	p = mmap(NULL, size, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		free(d->dax_slots);
+		d->dax_slots = NULL;
+		return -ENOMEM;
+	}
+	d->dax_base = p;
+	pthread_mutex_init(&d->dax_lock, NULL);
+	return 0;
+}
+
+/* Drops every mapping: the window is one PROT_NONE reservation again. */
+static void dax_reset(struct vqf_fsdev *d)
+{
+	if (!d->dax_base)
+		return;
+	pthread_mutex_lock(&d->dax_lock);
+	vqf_dax_dev_reset(&d->dax_map);
+	/* Cannot fail short of ENOMEM for the VMA: then unmap and re-reserve
+	 * would fail the same way; the map is empty either way, and the
+	 * guest never gets a range the device does not think is free.
+	 */
+	dax_blank(d, 0, d->dax_map.window_size);
+	pthread_mutex_unlock(&d->dax_lock);
+	STAT_ADD(d, dax_resets, 1);
+}
+
+static void dax_fini(struct vqf_fsdev *d)
+{
+	if (!d->dax_base)
+		return;
+	munmap(d->dax_base, d->dax_map.window_size);
+	d->dax_base = NULL;
+	free(d->dax_slots);
+	d->dax_slots = NULL;
+	pthread_mutex_destroy(&d->dax_lock);
+}
+
+int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len)
+{
+	if (id != VQF_VIRTIO_FS_SHMCAP_ID_CACHE || !d->dax_base)
+		return -ENOENT;
+	*base = d->dax_base;
+	*len = d->dax_map.window_size;
+	return 0;
+}
+
+/* What lib's check needs to know about the file behind @fd. */
+static int dax_limits(int fd, struct vqf_dax_dev_limits *lim)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADF;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	lim->file_size = (u64)st.st_size;
+	lim->max_bytes = (u64)INT64_MAX;	/* off_t's limit */
+	/* MAP_SHARED + PROT_WRITE needs a descriptor open for both. */
+	lim->writable = (fl & O_ACCMODE) == O_RDWR;
+	return 0;
+}
+
+/* SETUPMAPPING: check, mmap over the span, commit (dax_lock held). */
+static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
+			    int fd, const struct vqf_dax_dev_limits *lim)
+{
+	const struct vqf_dax_dev_mapping *old;
+	struct fuse_setupmapping_in in;
+	int prot, ret;
+	void *p;
+
+	ret = vqf_dax_dev_setup_check(&d->dax_map, &r->dreq.arg,
+				      r->dreq.arg_size, lim, &d->dax_st, &in,
+				      &old);
+	if (ret) {
+		STAT_ADD(d, dax_refused, 1);
+		return ret;
+	}
+	prot = PROT_READ;
+	if (in.flags & FUSE_SETUPMAPPING_FLAG_WRITE)
+		prot |= PROT_WRITE;
+	p = mmap(d->dax_base + in.moffset, in.len, prot,
+		 MAP_SHARED | MAP_FIXED, fd, (off_t)in.foffset);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		STAT_ADD(d, dax_mmap_errors, 1);
+		/* A failed MAP_FIXED may have torn down what was there: the
+		 * span is blanked and, if it replaced a mapping, that one is
+		 * forgotten too - the guest sees an error and sets up again.
+		 */
+		dax_blank(d, in.moffset, in.len);
+		if (old) {
+			struct fuse_removemapping_one one = {
+				.moffset = in.moffset, .len = in.len,
+			};
+
+			vqf_dax_dev_remove_commit(&d->dax_map, &one, 1,
+						  &d->dax_st);
+		}
+		return ret;
+	}
+	if (!vqf_dax_dev_setup_commit(&d->dax_map, r->dreq.in.nodeid, &in,
+				      &d->dax_st)) {
+		/* Cannot happen under dax_lock; never leave it mapped. */
+		dax_blank(d, in.moffset, in.len);
+		STAT_ADD(d, dax_mmap_errors, 1);
+		return -EIO;
+	}
+	STAT_ADD(d, dax_setups, 1);
+	return 0;
+}
+
+static int dax_setup(struct vqf_fsdev *d, const struct fsreq *r)
+{
+	const struct fuse_setupmapping_in *a = &r->dreq.arg.setupmapping;
+	struct vqf_dax_dev_limits lim;
+	int fd, ret;
+
+	/* The fh is only looked up here; lib's check re-reads the request
+	 * from the parser's copy, never from guest memory.
+	 */
+	fd = d->cfg.dax_ops->file_fd(d->cfg.dax_ctx, r->dreq.in.nodeid,
+				     r->dreq.arg_size >= sizeof(*a) ? a->fh :
+				     ~0ULL);
+	if (fd < 0) {
+		STAT_ADD(d, dax_bad_fh, 1);
+		return fd;
+	}
+	ret = dax_limits(fd, &lim);
+	if (ret) {
+		close(fd);
+		STAT_ADD(d, dax_bad_fh, 1);
+		return ret;
+	}
+	pthread_mutex_lock(&d->dax_lock);
+	ret = dax_setup_locked(d, r, fd, &lim);
+	pthread_mutex_unlock(&d->dax_lock);
+	/* The mapping keeps its own reference to the file. */
+	close(fd);
+	return ret;
+}
+
+static int dax_remove(struct vqf_fsdev *d, const struct fsreq *r)
+{
+	const size_t hdr = sizeof(struct fuse_removemapping_in);
+	struct fuse_removemapping_one ents[VQF_REMOVEMAPPING_MAX];
+	u8 buf[sizeof(struct fuse_removemapping_in) + sizeof(ents)];
+	u32 dlen = r->dreq.data.len, n, i;
+	size_t size = hdr + dlen;
+	int ret;
+
+	/* One contiguous copy for lib's check.  The parser has already
+	 * bounded the entries; anything else is a bad size (size 0).
+	 */
+	memcpy(buf, &r->dreq.arg.removemapping, hdr);
+	if (r->dreq.arg_size != hdr || dlen > sizeof(ents) ||
+	    (dlen && vqf_dev_view_copy(&r->dreq.data, 0, buf + hdr, dlen)))
+		size = 0;
+	pthread_mutex_lock(&d->dax_lock);
+	ret = vqf_dax_dev_remove_check(&d->dax_map, buf, size, &d->dax_st,
+				       ents, &n);
+	if (ret) {
+		pthread_mutex_unlock(&d->dax_lock);
+		STAT_ADD(d, dax_refused, 1);
+		return ret;
+	}
+	for (i = 0; i < n; i++)
+		if (dax_blank(d, ents[i].moffset, ents[i].len))
+			ret = -EIO;
+	/* Committed even if a blank failed: the host side is gone either
+	 * way (a failed MAP_FIXED has unmapped), so the range is free.
+	 */
+	vqf_dax_dev_remove_commit(&d->dax_map, ents, n, &d->dax_st);
+	pthread_mutex_unlock(&d->dax_lock);
+	if (ret)
+		STAT_ADD(d, dax_mmap_errors, 1);
+	else
+		STAT_ADD(d, dax_removes, 1);
+	return ret;
+}
+
 int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 		  struct vqf_fsdev **out)
 {
@@ -165,9 +401,17 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	if (cfg->faults && (!cfg->inline_kick ||
 			    vqf_fault_plan_check(cfg->faults)))
 		return -EINVAL;
+	if (cfg->dax_window &&
+	    ((cfg->dax_window & (cfg->dax_window - 1)) ||
+	     cfg->dax_window < (u64)sysconf(_SC_PAGESIZE)))
+		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	if (cfg->dax_window && dax_init(d, cfg->dax_window)) {
+		free(d);
+		return -ENOMEM;
+	}
 	d->cfg = *cfg;
 	if (cfg->faults) {
 		d->faulty = true;
@@ -201,6 +445,7 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	d->offered &= ~cfg->features_withheld;
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->stop_fd < 0) {
+		dax_fini(d);
 		free(d);
 		return -ENOMEM;
 	}
@@ -301,9 +546,17 @@ u8 vqf_fsdev_get_status(const struct vqf_fsdev *d)
 
 void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out)
 {
+	struct vqf_dax_dev_stats ds = { 0 };
+
+	if (d->dax_base) {
+		pthread_mutex_lock(&d->dax_lock);
+		ds = d->dax_st;
+		pthread_mutex_unlock(&d->dax_lock);
+	}
 	pthread_mutex_lock(&d->slock);
 	*out = d->st;
 	pthread_mutex_unlock(&d->slock);
+	out->dax = ds;
 }
 
 static void set_needs_reset(struct vqf_fsdev *d)
@@ -530,6 +783,8 @@ static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 		vqf_dev_conn_init(&d->conn);
 		d->conn.max_write = d->conn.max_read = d->cfg.max_write;
 		pthread_rwlock_unlock(&d->conn_lock);
+		/* The session's mappings die with it, as the files do. */
+		dax_reset(d);
 		return;
 	}
 	if (op != FUSE_INIT || len <= sizeof(struct fuse_out_header))
@@ -665,6 +920,35 @@ static u32 fault_short_write(struct vqf_fsdev *d, struct fsreq *r, void *flat,
 	return ih.len;
 }
 
+/*
+ * SETUPMAPPING and REMOVEMAPPING on a device with a window: served here,
+ * never by the backend (libfuse has no op for them).  Returns true when
+ * @r was answered (and is gone).
+ */
+static bool dax_serve(struct vqf_fsdev *d, struct fsreq *r)
+{
+	int ret;
+
+	if (!d->dax_base || (r->op != FUSE_SETUPMAPPING &&
+			     r->op != FUSE_REMOVEMAPPING))
+		return false;
+	if (!d->cfg.dax_ops || !d->cfg.dax_ops->file_fd) {
+		STAT_ADD(d, dax_enosys, 1);
+		ret = -ENOSYS;
+	} else if (r->op == FUSE_SETUPMAPPING) {
+		ret = dax_setup(d, r);
+	} else {
+		ret = dax_remove(d, r);
+	}
+	ret = vqf_dev_reply_req(&r->dreq, ret, NULL, 0, r->ws, r->nws, NULL);
+	if (ret > 0)
+		STAT_ADD(d, replies, 1);
+	else
+		STAT_ADD(d, refused_no_room, 1);
+	finish(r, ret > 0 ? (u32)ret : 0);
+	return true;
+}
+
 /* Hand a parsed request to the backend; @r is gone afterwards. */
 static void serve(struct vqf_fsdev *d, struct fsreq *r)
 {
@@ -672,7 +956,7 @@ static void serve(struct vqf_fsdev *d, struct fsreq *r)
 	void *flat;
 	int ret;
 
-	if (fault_backend(d, r))
+	if (dax_serve(d, r) || fault_backend(d, r))
 		return;
 	flat = malloc(flen ? flen : 1);
 	if (!flat || vqf_dev_flatten(&r->dreq, flat, flen) < 0) {
@@ -1249,6 +1533,8 @@ static void reset(struct vqf_fsdev *d)
 	vqf_dev_conn_init(&d->conn);
 	d->conn.max_write = d->conn.max_read = d->cfg.max_write;
 	pthread_rwlock_unlock(&d->conn_lock);
+	/* Nothing is served any more: no request is inside dax_lock. */
+	dax_reset(d);
 }
 
 static int start(struct vqf_fsdev *d)
@@ -1355,6 +1641,7 @@ void vqf_fsdev_free(struct vqf_fsdev *d)
 	if (!d)
 		return;
 	reset(d);
+	dax_fini(d);
 	close(d->stop_fd);
 	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
 		pthread_mutex_destroy(&d->q[i].push_lock);

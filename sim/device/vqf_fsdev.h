@@ -34,6 +34,7 @@
 #define VQF_FSDEV_H
 
 #include "vqf_backend.h"
+#include "vqf_dax_dev.h"
 #include "vqf_dev.h"
 #include "vqf_fault.h"
 #include "vqf_vring_dev.h"
@@ -45,6 +46,8 @@
 #define VIRTIO_FS_F_NOTIFICATION	0	/* virtio 1.2, 5.11.3 */
 #endif
 #define VQF_FS_TAG_LEN		36
+/* Shared memory region ids (virtio 1.2, 5.11.5): the DAX cache window. */
+#define VQF_VIRTIO_FS_SHMCAP_ID_CACHE	0
 
 /* Device status bits (virtio 1.2, 2.1). */
 #define VQF_S_ACKNOWLEDGE	1
@@ -60,6 +63,18 @@ struct vqf_virtio_fs_config {
 					 * when all 36 bytes are used */
 	__le32 num_request_queues;	/* >= 1 */
 	__le32 notify_buf_size;		/* with VIRTIO_FS_F_NOTIFICATION */
+};
+
+/*
+ * How the device reaches the host file behind a guest's file handle, for
+ * FUSE_SETUPMAPPING (libfuse has no op for it, so the device mmaps the
+ * file itself).  @file_fd returns a new descriptor of the regular file
+ * open as @fh on @nodeid, sharing that open's access mode (the device
+ * closes it), or a negative errno (-EBADF for a handle that is forged,
+ * stale or someone else's).  Called from the serving threads.
+ */
+struct vqf_fsdev_dax_ops {
+	int (*file_fd)(void *ctx, u64 nodeid, u64 fh);
 };
 
 enum vqf_fsdev_ev {
@@ -104,6 +119,17 @@ struct vqf_fsdev_cfg {
 	void (*trace)(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
 		      u32 opcode, unsigned int queue);
 	void *trace_ctx;
+	/*
+	 * DAX cache window bytes (shared memory region
+	 * VQF_VIRTIO_FS_SHMCAP_ID_CACHE): a power of two, at least the host
+	 * page size (0: no window; SETUPMAPPING and REMOVEMAPPING go to the
+	 * backend, which answers ENOSYS).  With a window the device serves
+	 * both itself; without @dax_ops it answers them ENOSYS, as virtiofsd
+	 * without DAX support does.
+	 */
+	u64 dax_window;
+	const struct vqf_fsdev_dax_ops *dax_ops;	/* copied pointer */
+	void *dax_ctx;
 	struct vqf_backend *be;		/* serves the requests; required */
 };
 
@@ -129,6 +155,17 @@ struct vqf_fsdev_stats {
 	u64 fault_polls;	/* poll-timer runs that found deferred work */
 	u64 fault_held_dropped;	/* held completions dropped by a reset */
 	struct vqf_dev_stats dev;	/* parser counters (reject[] etc.) */
+	/* DAX window: each SETUPMAPPING/REMOVEMAPPING the device served
+	 * lands in exactly one of the first six.
+	 */
+	u64 dax_setups;		/* file range mapped into the window */
+	u64 dax_removes;	/* REMOVEMAPPING batches carried out */
+	u64 dax_refused;	/* lib's checks said no (reason in dax.*) */
+	u64 dax_bad_fh;		/* the fh resolved to no mappable file */
+	u64 dax_mmap_errors;	/* the host mmap failed */
+	u64 dax_enosys;		/* window but no dax_ops */
+	u64 dax_resets;		/* window cleared: reset, DESTROY, free */
+	struct vqf_dax_dev_stats dax;	/* lib's per-reason counters */
 };
 
 struct vqf_fsdev;
@@ -191,7 +228,8 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
  * Writes the status byte (virtio 1.2, 3.1.1).  0 resets the device: its
  * threads stop, every chain it holds is dropped without being pushed (the
  * driver takes them back with vqf_vring_drv_detach_unused()), the FUSE
- * connection is forgotten.  FEATURES_OK is refused (the bit stays clear)
+ * connection is forgotten, every DAX mapping is dropped (the whole window
+ * is inaccessible again; a DESTROY does the same).  FEATURES_OK is refused (the bit stays clear)
  * when the features are unacceptable; DRIVER_OK starts the queues and is
  * refused with -EINVAL unless the hiprio queue and at least one request
  * queue are set.  Returns 0, -EINVAL (a bit cleared without a reset, or
@@ -212,6 +250,18 @@ int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx);
 
 /* A consistent copy of the counters (any time). */
 void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out);
+
+/*
+ * Shared memory region @id: *@base and *@len.  The only region is the DAX
+ * cache window (VQF_VIRTIO_FS_SHMCAP_ID_CACHE), reserved PROT_NONE at
+ * vqf_fsdev_new() and unmapped at vqf_fsdev_free().  In the simulator the
+ * guest's view of the window is this same host address range (no second
+ * mapping, no guest-physical address): the guest loads and stores through
+ * *@base + moffset.  A range is accessible only while a SETUPMAPPING
+ * covers it; everything else faults.  Returns 0, or -ENOENT for an
+ * unknown @id or when no window was configured.
+ */
+int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len);
 
 /* The backend's notify callback for vqf_backend_config.notify: pass the
  * device as notify_ctx.  Delivers on the notification queue when

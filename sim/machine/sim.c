@@ -46,6 +46,16 @@ static void dev_trace(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
 			VQF_T_PUSHED, unique, opcode, queue);
 }
 
+/* The device's DAX window reaches the passthrough's open files here. */
+static int sim_dax_fd(void *ctx, u64 nodeid, u64 fh)
+{
+	return vqf_pt_file_fd(ctx, nodeid, fh);
+}
+
+static const struct vqf_fsdev_dax_ops sim_dax_ops = {
+	.file_fd = sim_dax_fd,
+};
+
 /* The driver's notifications go to the client, once there is one. */
 static void drv_notify(void *ctx, int code, const void *data, u32 len)
 {
@@ -141,6 +151,11 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 		dc.trace_ctx = cfg->trace;
 	}
 	dc.faults = cfg->faults;
+	dc.dax_window = cfg->dax_window;
+	if (s->pt) {
+		dc.dax_ops = &sim_dax_ops;
+		dc.dax_ctx = s->pt;
+	}
 	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(s->ram), &s->dev);
 	if (ret)
 		goto fail;

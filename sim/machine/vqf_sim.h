@@ -46,6 +46,11 @@ struct vqf_sim_cfg {
 	 * and closes it, after vqf_sim_free().  NULL: not traced.
 	 */
 	struct vqf_trace *trace;
+	/* DAX cache window bytes (vqf_fsdev_cfg.dax_window; 0: none).  The
+	 * device maps files into it through vqfuse's passthrough; over
+	 * passthrough_ll SETUPMAPPING/REMOVEMAPPING answer ENOSYS.
+	 */
+	u64 dax_window;
 	/* Extra libfuse options for the backend (e.g. "-d"). */
 	int fuse_argc;
 	const char *const *fuse_argv;

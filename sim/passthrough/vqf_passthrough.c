@@ -1539,6 +1539,21 @@ void vqf_pt_get_stats(struct vqf_pt *pt, struct vqf_pt_stats *out)
 	pthread_mutex_unlock(&pt->stats_lock);
 }
 
+int vqf_pt_file_fd(struct vqf_pt *pt, uint64_t nodeid, uint64_t fh)
+{
+	struct pt_file *f;
+	int err, fd;
+
+	f = pt_file_get(pt, fh, nodeid, &err);
+	if (!f)
+		return err;
+	fd = f->dir ? -EBADF : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd == -1)
+		fd = -errno;
+	pt_file_put(pt, f);
+	return fd;
+}
+
 bool vqf_pt_uses_uring(struct vqf_pt *pt)
 {
 	return pt->uring;

@@ -89,6 +89,16 @@ const struct fuse_lowlevel_ops *vqf_pt_ops(size_t *op_size);
 
 void vqf_pt_get_stats(struct vqf_pt *pt, struct vqf_pt_stats *out);
 
+/*
+ * A new descriptor (close-on-exec; the caller closes it) sharing the open
+ * file description of handle @fh on @nodeid, so the caller sees that
+ * open's access mode: what the device mmaps into its DAX window for
+ * FUSE_SETUPMAPPING.  Returns the fd, -EBADF for a forged, stale or
+ * foreign handle (counted in refused_bad_fh) or a directory handle, or
+ * fcntl's -errno.
+ */
+int vqf_pt_file_fd(struct vqf_pt *pt, uint64_t nodeid, uint64_t fh);
+
 /* Whether data I/O goes through io_uring (detected at vqf_pt_new()). */
 bool vqf_pt_uses_uring(struct vqf_pt *pt);
 
