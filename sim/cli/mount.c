@@ -82,7 +82,8 @@ struct mount_opts {
 	const char *mnt, *shared, *trace;
 	enum vqf_sim_fs fs;
 	enum vqf_gcli_cache cache;
-	bool writeback, inline_kick, debug;
+	bool writeback, inline_kick, debug, dax;
+	unsigned long long dax_window;	/* 0: 64 MiB */
 	double timeout;			/* seconds, cache=auto; 0: default */
 	unsigned int queues, queue_size, threads, max_files;
 	unsigned long long ram;
@@ -517,6 +518,9 @@ void vqf_cli_mount_usage(FILE *f)
 "                      the simulated machine, as for run\n"
 "  --max-files N       guest open files (16..1048576, default 4096)\n"
 "  --debug             libfuse logs every host request on stderr\n"
+"  --dax, --dax-window SIZE\n"
+"                      file data through a DAX window (power of two,\n"
+"                      default 64M), as for run\n"
 "  --trace FILE        every request's life as Chrome trace-event JSON,\n"
 "                      written at unmount (ui.perfetto.dev)\n"
 "  -h, --help          this text\n"
@@ -546,6 +550,7 @@ static const struct num_opt mount_nums[] = {
 	{ "--threads", false, 0, 256 },
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--max-files", false, 16, 1u << 20 },
+	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
 };
 
 static void set_mount_num(struct mount_opts *o, const char *name,
@@ -559,6 +564,8 @@ static void set_mount_num(struct mount_opts *o, const char *name,
 		o->threads = v;
 	else if (!strcmp(name, "--ram"))
 		o->ram = v;
+	else if (!strcmp(name, "--dax-window"))
+		o->dax = (o->dax_window = v) != 0;
 	else
 		o->max_files = v;
 }
@@ -571,6 +578,8 @@ static bool flag_opt(struct mount_opts *o, const char *name)
 		o->inline_kick = true;
 	else if (!strcmp(name, "--debug"))
 		o->debug = true;
+	else if (!strcmp(name, "--dax"))
+		o->dax = true;
 	else
 		return false;
 	return true;
@@ -726,6 +735,12 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 	if (o->queue_size & (o->queue_size - 1))
 		return vqf_cli_bad_usage("--queue-size: %u is not a power "
 					 "of two", o->queue_size);
+	if (o->dax_window & (o->dax_window - 1))
+		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
+					 "of two", o->dax_window);
+	if (o->dax && o->fs == VQF_SIM_FS_PTLL)
+		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
+					 "cannot map files (ENOSYS)");
 	if (vqf_cli_check_cache(o->cache, timeout_set))
 		return VQF_CLI_EXIT_USAGE;
 	return check_dirs(o);
@@ -794,6 +809,10 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
+	if (o->dax) {
+		sc.dax_window = o->dax_window ? o->dax_window : 64ull << 20;
+		sc.dax_guest = true;
+	}
 	sc.cli.uid = b->uid;
 	sc.cli.gid = b->gid;
 	sc.cli.pid = b->pid;

@@ -66,6 +66,10 @@ static void usage(FILE *f)
 "  --cache MODE, --writeback, --timeout SECONDS: see below\n"
 "  --plot FILE.png     also draw ops/s per phase (and per cache mode) as a\n"
 "                      bar chart with gnuplot (gnuplot-nox on Debian)\n"
+"  --dax               file data through a DAX cache window (SETUPMAPPING\n"
+"                      and copies through the window, no READ/WRITE)\n"
+"  --dax-window SIZE   the window, a power of two (default 64M; implies\n"
+"                      --dax)\n"
 "  --trace FILE        write every request's life (queued, on the ring,\n"
 "                      kicked, served by the device, completed) as Chrome\n"
 "                      trace-event JSON for ui.perfetto.dev; not with\n"
@@ -199,7 +203,8 @@ struct run_opts {
 	struct vqf_wl_cfg wl;
 	unsigned int queues, queue_size, threads;
 	unsigned long long ram;
-	bool json, quiet, inline_kick;
+	bool json, quiet, inline_kick, dax;
+	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
 	double timeout;			/* seconds; 0: the client's (1 s) */
@@ -232,6 +237,7 @@ static const struct opt_def num_opts[] = {
 	{ "--threads", false, 0, 256 },
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--seed", false, 0, UINT_MAX },
+	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
 };
 
 static int set_num(struct run_opts *o, const char *name,
@@ -255,6 +261,8 @@ static int set_num(struct run_opts *o, const char *name,
 		o->ram = v;
 	else if (!strcmp(name, "--seed"))
 		o->wl.seed = v;
+	else if (!strcmp(name, "--dax-window"))
+		o->dax = (o->dax_window = v) != 0;
 	return 0;
 }
 
@@ -287,12 +295,14 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			snprintf(name, sizeof(name), "%s", a);
 		}
 		if (!strcmp(name, "--inline") ||
-		    !strcmp(name, "--writeback")) {
+		    !strcmp(name, "--writeback") || !strcmp(name, "--dax")) {
 			if (val)
 				return vqf_cli_bad_usage("%s takes no value",
 							 name);
 			if (name[2] == 'i')
 				o->inline_kick = true;
+			else if (name[2] == 'd')
+				o->dax = true;
 			else
 				o->writeback = true;
 			continue;
@@ -375,6 +385,12 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	if (o->queue_size & (o->queue_size - 1))
 		return vqf_cli_bad_usage("--queue-size: %u is not a power "
 					 "of two", o->queue_size);
+	if (o->dax_window & (o->dax_window - 1))
+		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
+					 "of two", o->dax_window);
+	if (o->dax && o->fs == VQF_SIM_FS_PTLL)
+		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
+					 "cannot map files (ENOSYS)");
 	if (o->trace && o->all)
 		return vqf_cli_bad_usage("--trace: one machine per trace; "
 					 "not with --cache=all");
@@ -955,6 +971,10 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
+	if (o->dax) {
+		sc.dax_window = o->dax_window ? o->dax_window : 64ull << 20;
+		sc.dax_guest = true;
+	}
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
 #include "vqf_gcli.h"
 #include "gcache.h"
+#include "gdax.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +44,7 @@ struct ginode {
 	bool wb_size_set;
 	/* The next size/mtime change seen is our own write-through. */
 	bool own_write;
+	struct gdax_inode gdi;	/* DAX; gdi.ready: mapped, pinned */
 };
 
 struct gfile {
@@ -68,6 +70,8 @@ struct vqf_gcli {
 	struct gc_dcache dc;		/* under lock */
 	u64 attr_version;		/* under lock (fc->attr_version) */
 	u64 ttl;			/* entry and attr validity, ns */
+	struct gdax dax;
+	bool dax_on;
 	pthread_mutex_t slock;
 	struct vqf_gcli_stats st;
 };
@@ -99,7 +103,8 @@ static void trim_locked(struct vqf_gcli *c)
 		while (*pp && c->ninodes > c->cfg.icache_max) {
 			struct ginode *i = *pp;
 
-			if (i->refs || i->nodeid == FUSE_ROOT_ID) {
+			if (i->refs || i->nodeid == FUSE_ROOT_ID ||
+			    i->gdi.ready) {
 				pp = &i->next;
 				continue;
 			}
@@ -175,7 +180,7 @@ static bool caching(const struct vqf_gcli *c)
 /* Page cache and writeback: not with cache=none (FOPEN_DIRECT_IO). */
 static bool writeback(const struct vqf_gcli *c)
 {
-	return caching(c) && c->cfg.writeback;
+	return caching(c) && c->cfg.writeback && !c->dax_on;
 }
 
 /* Until when an entry or attributes got now stay valid. */
@@ -339,6 +344,25 @@ static u64 dentry_drop(struct vqf_gcli *c, u64 parent, const char *name)
 
 static void pages_truncate(struct vqf_gcli *c, u64 nodeid, u64 size);
 static int wb_flush(struct vqf_gcli *c, u64 nodeid, u64 fh);
+static int setattr(struct vqf_gcli *c, u64 nodeid,
+		   struct fuse_setattr_in *si);
+
+/* Truncation of a mapped inode: whole ranges past the size go. */
+static void dax_truncate(struct vqf_gcli *c, u64 nodeid, u64 size)
+{
+	struct ginode *i;
+	bool mapped;
+
+	if (!c->dax_on)
+		return;
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	mapped = i && i->gdi.ready;
+	pthread_mutex_unlock(&c->lock);
+	/* A mapped inode is pinned: i stays. */
+	if (mapped)
+		gdax_truncate(&c->dax, &i->gdi, size);
+}
 
 /* An entry the server returned: count its lookup (nodeid 0: none). */
 static int entry_got(struct vqf_gcli *c, const struct fuse_entry_out *e,
@@ -370,6 +394,11 @@ static int send(struct vqf_gcli *c, struct vqf_gdrv_call *cl)
 	if (cl->req.in_h.opcode == FUSE_LOOKUP)
 		STAT_ADD(c, lookups, 1);
 	return vqf_gdrv_call(c->g, cl, -1);
+}
+
+static int dax_send(void *ctx, struct vqf_gdrv_call *cl)
+{
+	return send(ctx, cl);
 }
 
 static void call_init(struct vqf_gdrv_call *cl, u32 opcode, u64 nodeid)
@@ -761,6 +790,22 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	c->buckets[FUSE_ROOT_ID % GCLI_BUCKETS] = root;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->slock, NULL);
+	if (c->cfg.dax_base) {
+		int ret = gdax_init(&c->dax, c->cfg.dax_base,
+				    c->cfg.dax_window, c->cfg.dax_range,
+				    dax_send, c);
+
+		if (ret) {
+			gc_dcache_destroy(&c->dc);
+			pthread_mutex_destroy(&c->lock);
+			pthread_mutex_destroy(&c->slock);
+			free(root);
+			free(c->files);
+			free(c);
+			return ret;
+		}
+		c->dax_on = true;
+	}
 	*out = c;
 	return 0;
 }
@@ -858,11 +903,12 @@ static void release(struct vqf_gcli *c, const struct gfile *f)
  */
 static int wire_flags(const struct vqf_gcli *c, int flags)
 {
-	if (!writeback(c))
+	if (!writeback(c) && !c->dax_on)
 		return flags;
+	/* A shared writable mapping needs read access too (DAX). */
 	if ((flags & O_ACCMODE) == O_WRONLY)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
-	return flags & ~O_APPEND;
+	return writeback(c) ? flags & ~O_APPEND : flags;
 }
 
 /* cache=auto opens without FOPEN_KEEP_CACHE: clean pages are dropped. */
@@ -1284,6 +1330,86 @@ static ssize_t cached_pread(struct vqf_gcli *c, struct gfile *f, u8 *buf,
 	return (ssize_t)done;
 }
 
+/* ---- DAX --------------------------------------------------------------- */
+
+/* @nodeid's DAX state, set up on first use (the inode is then pinned). */
+static struct gdax_inode *dax_inode(struct vqf_gcli *c, u64 nodeid)
+{
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && !i->gdi.ready)
+		gdax_inode_init(&i->gdi, nodeid);
+	pthread_mutex_unlock(&c->lock);
+	return i ? &i->gdi : NULL;
+}
+
+/* read() through the window, bounded by the size (past EOF is SIGBUS). */
+static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
+			 size_t n, off_t off)
+{
+	struct gdax_inode *gi;
+	struct fuse_attr a;
+	ssize_t r;
+	int ret;
+
+	ret = node_attr(c, f->nodeid, f->fh, &a);
+	if (ret)
+		return ret;
+	if ((u64)off >= a.size || !n)
+		return 0;
+	if (n > a.size - (u64)off)
+		n = (size_t)(a.size - (u64)off);
+	gi = dax_inode(c, f->nodeid);
+	if (!gi)
+		return -ESTALE;
+	r = gdax_read(&c->dax, gi, f->fh, buf, n, (u64)off);
+	if (r > 0) {
+		STAT_ADD(c, bytes_read, (u64)r);
+		STAT_ADD(c, dax_reads, 1);
+	}
+	return r;
+}
+
+/*
+ * write() through the window.  A write that grows the file extends it
+ * first (SETATTR size): stores past EOF in a mapping are SIGBUS, and the
+ * seed left this as a TODO.
+ */
+static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
+			  const void *buf, size_t n, off_t off)
+{
+	struct gdax_inode *gi;
+	struct fuse_attr a;
+	ssize_t r;
+	int ret;
+
+	ret = node_attr(c, f->nodeid, f->fh, &a);
+	if (ret)
+		return ret;
+	if ((u64)off + n > a.size) {
+		struct fuse_setattr_in si = { .valid = FATTR_SIZE | FATTR_FH,
+					      .fh = f->fh,
+					      .size = (u64)off + n };
+
+		ret = setattr(c, f->nodeid, &si);
+		if (ret)
+			return ret;
+		STAT_ADD(c, dax_extends, 1);
+	}
+	gi = dax_inode(c, f->nodeid);
+	if (!gi)
+		return -ESTALE;
+	r = gdax_write(&c->dax, gi, f->fh, buf, n, (u64)off);
+	attr_inval(c, f->nodeid);	/* mtime */
+	if (r > 0) {
+		STAT_ADD(c, bytes_written, (u64)r);
+		STAT_ADD(c, dax_writes, 1);
+	}
+	return r;
+}
+
 static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 			size_t n, off_t off)
 {
@@ -1297,6 +1423,8 @@ static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 		return -EBADF;
 	if (off < 0)
 		return -EINVAL;
+	if (c->dax_on)
+		return dax_pread(c, f, buf, n, off);
 	if (caching(c))
 		return cached_pread(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->rchunk ? (n ? n : 1) : c->rchunk,
@@ -1554,6 +1682,8 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 		return -EINVAL;
 	if (!n)
 		return 0;
+	if (c->dax_on)
+		return dax_pwrite(c, f, buf, n, off);
 	if (writeback(c))
 		return wb_write(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
@@ -1773,8 +1903,10 @@ static int setattr(struct vqf_gcli *c, u64 nodeid,
 	ret = send(c, &cl);
 	if (ret)
 		return ret;
-	if (si->valid & FATTR_SIZE)
+	if (si->valid & FATTR_SIZE) {
 		pages_truncate(c, nodeid, si->size);
+		dax_truncate(c, nodeid, si->size);
+	}
 	attr_got(c, nodeid, &ao.attr, av);
 	return 0;
 }
@@ -2738,6 +2870,13 @@ int vqf_gcli_notify(struct vqf_gcli *c, int code, const void *data, u32 len)
 
 /* ---- the rest ---------------------------------------------------------------- */
 
+void vqf_gcli_get_dax_stats(struct vqf_gcli *c, struct vqf_dax_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (c->dax_on)
+		gdax_stats(&c->dax, out);
+}
+
 void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out)
 {
 	pthread_mutex_lock(&c->slock);
@@ -2772,6 +2911,17 @@ void vqf_gcli_free(struct vqf_gcli *c)
 	for (i = 0; i < c->cfg.max_files; i++)
 		if (c->files[i].used)
 			vqf_gcli_close(c, (int)i);
+	if (c->dax_on) {
+		/* Pinned, mapped inodes: REMOVEMAPPING before FORGET. */
+		for (i = 0; i < GCLI_BUCKETS; i++) {
+			struct ginode *n;
+
+			for (n = c->buckets[i]; n; n = n->next)
+				if (n->gdi.ready)
+					gdax_inode_evict(&c->dax, &n->gdi);
+		}
+		gdax_fini(&c->dax);
+	}
 	pthread_mutex_lock(&c->lock);
 	gc_dcache_destroy(&c->dc);
 	for (i = 0; i < GCLI_BUCKETS; i++) {

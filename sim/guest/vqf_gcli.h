@@ -33,6 +33,7 @@
 #define VQF_GCLI_H
 
 #include "vqf_gdrv.h"
+#include "vqf_dax.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +61,14 @@ struct vqf_gcli_cfg {
 	/* Monotonic clock in ns, for tests that step time (NULL: real). */
 	u64 (*clock)(void *arg);
 	void *clock_arg;
+	/*
+	 * DAX: file data is read and written through the device's cache
+	 * window at @dax_base (@dax_window bytes, ranges of @dax_range, 0:
+	 * 2 MiB) instead of READ/WRITE; no page cache.  NULL base: off.
+	 */
+	void *dax_base;
+	u64 dax_window;
+	u64 dax_range;
 };
 
 struct vqf_gcli_stats {
@@ -84,6 +93,9 @@ struct vqf_gcli_stats {
 	u64 notify_inval_inode;	/* notifications applied */
 	u64 notify_inval_entry;
 	u64 notify_refused;	/* malformed or unknown notifications */
+	u64 dax_reads;		/* read() calls served through the window */
+	u64 dax_writes;		/* write() calls served through the window */
+	u64 dax_extends;	/* SETATTR size before a growing DAX write */
 };
 
 struct vqf_gcli;
@@ -215,6 +227,8 @@ int vqf_gcli_notify(struct vqf_gcli *c, int code, const void *data,
 		    u32 len);
 
 void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out);
+/* lib/vqf_dax's counters (all zero without DAX). */
+void vqf_gcli_get_dax_stats(struct vqf_gcli *c, struct vqf_dax_stats *out);
 
 /* The driver underneath (for raw requests in tests). */
 struct vqf_gdrv *vqf_gcli_drv(struct vqf_gcli *c);

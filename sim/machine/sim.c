@@ -175,7 +175,19 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	ret = vqf_gdrv_new(&gc, s->dev, s->ram, &s->drv);
 	if (ret)
 		goto fail;
-	ret = vqf_gcli_new(s->drv, &cfg->cli, &s->cli);
+	{
+		struct vqf_gcli_cfg cc = cfg->cli;
+
+		if (cfg->dax_guest) {
+			ret = vqf_fsdev_shm(s->dev,
+					    VQF_VIRTIO_FS_SHMCAP_ID_CACHE,
+					    &cc.dax_base, &cc.dax_window);
+			if (ret)
+				goto fail;
+			cc.dax_range = cfg->dax_range;
+		}
+		ret = vqf_gcli_new(s->drv, &cc, &s->cli);
+	}
 	if (ret)
 		goto fail;
 	pthread_mutex_lock(&s->notify_lock);

@@ -51,6 +51,11 @@ struct vqf_sim_cfg {
 	 * passthrough_ll SETUPMAPPING/REMOVEMAPPING answer ENOSYS.
 	 */
 	u64 dax_window;
+	/* The guest client reads and writes file data through that window
+	 * (vqf_gcli_cfg.dax_base); ranges of dax_range bytes (0: 2 MiB).
+	 */
+	bool dax_guest;
+	u64 dax_range;
 	/* Extra libfuse options for the backend (e.g. "-d"). */
 	int fuse_argc;
 	const char *const *fuse_argv;

@@ -102,7 +102,7 @@ SF="create ls-l read append rename delete-renamed"
 expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
-	 --jobs --backend --json --cache --writeback --timeout --plot --trace ls-l \
+	 --jobs --backend --json --cache --writeback --timeout --plot --trace --dax --dax-window ls-l \
 	 auto+wb always+wb; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
@@ -297,6 +297,21 @@ expect_usage "--trace" run --shared "$D" --trace=
 expect 1 "trace into a missing directory" run --shared "$D" --files 2 \
 	--quiet --trace "$T/no/such/t.json" &&
 	grep -q -- "--trace" "$ERR" || fail "trace missing dir: message"
+
+# --dax: data through the cache window, no READ/WRITE requests; a window
+# smaller than the file (reclaim).
+expect 0 "dax seqwrite" run --shared "$D" --workload seqwrite --size 8M \
+	--dax --dax-window 4M --quiet
+check_dir "dax seqwrite"
+expect 0 "dax randread" run --shared "$D" --workload randread --size 8M \
+	--dax-window 4M --quiet --json &&
+	python3 - "$OUT" <<'PY' || fail "dax randread JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"], d
+PY
+expect_usage "--dax-window" run --shared "$D" --dax-window 3M
+expect_usage "--dax" run --shared "$D" --dax --backend passthrough_ll
 
 # An empty shared directory stays empty.
 mkdir "$T/empty"
