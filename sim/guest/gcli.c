@@ -1345,22 +1345,49 @@ static struct gdax_inode *dax_inode(struct vqf_gcli *c, u64 nodeid)
 	return i ? &i->gdi : NULL;
 }
 
+/*
+ * The size a DAX copy is bounded by: the last one the client knows, even
+ * if its attributes expired (Linux's DAX read and write use i_size as is;
+ * a GETATTR per 4 KiB would cost what DAX saves).  Fetched once if never
+ * known.
+ */
+static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
+{
+	struct fuse_attr a;
+	struct ginode *i;
+	bool known;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, f->nodeid);
+	known = i && i->ca.known;
+	if (known)
+		*size = i->ca.attr.size;
+	pthread_mutex_unlock(&c->lock);
+	if (known)
+		return 0;
+	ret = getattr_node(c, f->nodeid, f->fh, &a);
+	if (!ret)
+		*size = a.size;
+	return ret;
+}
+
 /* read() through the window, bounded by the size (past EOF is SIGBUS). */
 static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 			 size_t n, off_t off)
 {
 	struct gdax_inode *gi;
-	struct fuse_attr a;
 	ssize_t r;
+	u64 size;
 	int ret;
 
-	ret = node_attr(c, f->nodeid, f->fh, &a);
+	ret = dax_size(c, f, &size);
 	if (ret)
 		return ret;
-	if ((u64)off >= a.size || !n)
+	if ((u64)off >= size || !n)
 		return 0;
-	if (n > a.size - (u64)off)
-		n = (size_t)(a.size - (u64)off);
+	if (n > size - (u64)off)
+		n = (size_t)(size - (u64)off);
 	gi = dax_inode(c, f->nodeid);
 	if (!gi)
 		return -ESTALE;
@@ -1381,14 +1408,14 @@ static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
 			  const void *buf, size_t n, off_t off)
 {
 	struct gdax_inode *gi;
-	struct fuse_attr a;
 	ssize_t r;
+	u64 size;
 	int ret;
 
-	ret = node_attr(c, f->nodeid, f->fh, &a);
+	ret = dax_size(c, f, &size);
 	if (ret)
 		return ret;
-	if ((u64)off + n > a.size) {
+	if ((u64)off + n > size) {
 		struct fuse_setattr_in si = { .valid = FATTR_SIZE | FATTR_FH,
 					      .fh = f->fh,
 					      .size = (u64)off + n };
@@ -1402,7 +1429,6 @@ static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
 	if (!gi)
 		return -ESTALE;
 	r = gdax_write(&c->dax, gi, f->fh, buf, n, (u64)off);
-	attr_inval(c, f->nodeid);	/* mtime */
 	if (r > 0) {
 		STAT_ADD(c, bytes_written, (u64)r);
 		STAT_ADD(c, dax_writes, 1);
