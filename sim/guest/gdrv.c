@@ -794,7 +794,11 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 				drain_used(q);
 			pthread_mutex_lock(&w.lock);
 		}
-		if (timeout_ms >= 0) {
+		/* Again every @timeout_ms: an INTERRUPT that reached the
+		 * server before the request did is dropped there (the
+		 * backend keeps none), as Linux resends on EAGAIN.
+		 */
+		while (timeout_ms >= 0 && !w.done) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += timeout_ms / 1000;
 			ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;

@@ -150,8 +150,8 @@ void vqf_gdrv_free(struct vqf_gdrv *g);
  * refused (counted in bad_replies; see lib/vqf_req.h), -ENOTCONN after
  * shutdown, -ENOMEM when guest RAM is exhausted, -EINVAL for a request
  * vqf_req_check() refuses.  @timeout_ms >= 0: after that long the used
- * ring is looked at (a lost interrupt), then an INTERRUPT is sent and
- * the call keeps waiting for the
+ * ring is looked at (a lost interrupt), then an INTERRUPT is sent, again
+ * every @timeout_ms, and the call keeps waiting for the
  * request to complete (the device owns its buffers until then), as a
  * signalled task does in Linux; -1 waits without interrupting.
  */
