@@ -255,7 +255,10 @@ void gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
 
 	if (!gi->ready)
 		return;
+	/* Under W, where the reclaimer's inode_get() looks at it. */
+	pthread_mutex_lock(&x->wlock);
 	gi->ready = false;
+	pthread_mutex_unlock(&x->wlock);
 	vqf_dax_inode_evict(&x->w, &gi->di, scratch, GDAX_SCRATCH);
 	pthread_rwlock_destroy(&gi->m);
 	pthread_mutex_destroy(&gi->l);
