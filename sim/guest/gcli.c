@@ -1372,12 +1372,30 @@ static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
 	return ret;
 }
 
+/* The copy itself, once the size allows it. */
+static ssize_t dax_copy(struct vqf_gcli *c, struct gfile *f, void *buf,
+			size_t n, off_t off, bool write)
+{
+	struct gdax_inode *gi = dax_inode(c, f->nodeid);
+	ssize_t r;
+
+	if (!gi)
+		return -ESTALE;
+	r = gdax_copy(&c->dax, gi, f->fh, buf, n, (u64)off, write);
+	if (r > 0 && write) {
+		STAT_ADD(c, bytes_written, (u64)r);
+		STAT_ADD(c, dax_writes, 1);
+	} else if (r > 0) {
+		STAT_ADD(c, bytes_read, (u64)r);
+		STAT_ADD(c, dax_reads, 1);
+	}
+	return r;
+}
+
 /* read() through the window, bounded by the size (past EOF is SIGBUS). */
 static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 			 size_t n, off_t off)
 {
-	struct gdax_inode *gi;
-	ssize_t r;
 	u64 size;
 	int ret;
 
@@ -1388,15 +1406,7 @@ static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 		return 0;
 	if (n > size - (u64)off)
 		n = (size_t)(size - (u64)off);
-	gi = dax_inode(c, f->nodeid);
-	if (!gi)
-		return -ESTALE;
-	r = gdax_read(&c->dax, gi, f->fh, buf, n, (u64)off);
-	if (r > 0) {
-		STAT_ADD(c, bytes_read, (u64)r);
-		STAT_ADD(c, dax_reads, 1);
-	}
-	return r;
+	return dax_copy(c, f, buf, n, off, false);
 }
 
 /*
@@ -1407,8 +1417,6 @@ static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
 			  const void *buf, size_t n, off_t off)
 {
-	struct gdax_inode *gi;
-	ssize_t r;
 	u64 size;
 	int ret;
 
@@ -1425,15 +1433,7 @@ static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
 			return ret;
 		STAT_ADD(c, dax_extends, 1);
 	}
-	gi = dax_inode(c, f->nodeid);
-	if (!gi)
-		return -ESTALE;
-	r = gdax_write(&c->dax, gi, f->fh, buf, n, (u64)off);
-	if (r > 0) {
-		STAT_ADD(c, bytes_written, (u64)r);
-		STAT_ADD(c, dax_writes, 1);
-	}
-	return r;
+	return dax_copy(c, f, (void *)buf, n, off, true);
 }
 
 static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,

@@ -264,10 +264,10 @@ void gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
 	pthread_mutex_destroy(&gi->l);
 }
 
-/* One pass: copy in or out of the ranges covering [off, off + n). */
-static ssize_t copy(struct gdax *x, struct gdax_inode *gi, u64 fh, u8 *buf,
-		    size_t n, u64 off, bool write)
+ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
+		  size_t n, u64 off, bool write)
 {
+	u8 *buf = data;
 	size_t done = 0;
 
 	tls_fh = fh;
@@ -289,18 +289,6 @@ static ssize_t copy(struct gdax *x, struct gdax_inode *gi, u64 fh, u8 *buf,
 		done += take;
 	}
 	return (ssize_t)done;
-}
-
-ssize_t gdax_read(struct gdax *x, struct gdax_inode *gi, u64 fh, void *buf,
-		  size_t n, u64 off)
-{
-	return copy(x, gi, fh, buf, n, off, false);
-}
-
-ssize_t gdax_write(struct gdax *x, struct gdax_inode *gi, u64 fh,
-		   const void *buf, size_t n, u64 off)
-{
-	return copy(x, gi, fh, (u8 *)buf, n, off, true);
 }
 
 int gdax_truncate(struct gdax *x, struct gdax_inode *gi, u64 size)

@@ -58,15 +58,13 @@ void gdax_inode_init(struct gdax_inode *gi, u64 nodeid);
 void gdax_inode_evict(struct gdax *x, struct gdax_inode *gi);
 
 /*
- * Copies through the window.  The caller bounds @n by the file size (a
- * load past EOF in a mapping is SIGBUS) and, for a write, has extended
- * the file first.  @fh: an open handle of the file (read-write for a
+ * Copies through the window, into @buf or (@write) from it.  The caller
+ * bounds @n by the file size (a load past EOF in a mapping is SIGBUS)
+ * and, for a write, has extended the file first.  @fh: an open handle of the file (read-write for a
  * write) that SETUPMAPPING names.  Returns bytes or -errno.
  */
-ssize_t gdax_read(struct gdax *x, struct gdax_inode *gi, u64 fh, void *buf,
-		  size_t n, u64 off);
-ssize_t gdax_write(struct gdax *x, struct gdax_inode *gi, u64 fh,
-		   const void *buf, size_t n, u64 off);
+ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *buf,
+		  size_t n, u64 off, bool write);
 /* Truncation to @size: ranges past it are removed (REMOVEMAPPING). */
 int gdax_truncate(struct gdax *x, struct gdax_inode *gi, u64 size);
 

@@ -124,6 +124,18 @@ static bool is_dead(struct vqf_gdrv *g)
 	return __atomic_load_n(&g->dead, __ATOMIC_ACQUIRE);
 }
 
+/* CLOCK_REALTIME @ms from now, for pthread_cond_timedwait(). */
+static void deadline(struct timespec *ts, unsigned int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 static void zero_page(void *ctx, void *page, u32 offset, u32 len)
 {
 	(void)ctx;
@@ -730,6 +742,19 @@ int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	return submit(g, c, done, ctx, false);
 }
 
+/* Takes what the used ring of @c's queue holds, in this thread. */
+static void reap(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
+{
+	struct gq *q = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	if (c->priv)
+		q = ((struct greq *)c->priv)->q;
+	pthread_mutex_unlock(&g->lock);
+	if (q)
+		drain_used(q);
+}
+
 struct waiter {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -782,16 +807,9 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 		 * blk-mq does for a hipri request).
 		 */
 		pthread_mutex_lock(&w.lock);
-		if (!w.done) {
-			struct gq *q = NULL;
-
+		if (!w.done && g->poll) {
 			pthread_mutex_unlock(&w.lock);
-			pthread_mutex_lock(&g->lock);
-			if (c->priv)
-				q = ((struct greq *)c->priv)->q;
-			pthread_mutex_unlock(&g->lock);
-			if (q && g->poll)
-				drain_used(q);
+			reap(g, c);
 			pthread_mutex_lock(&w.lock);
 		}
 		/* Again every @timeout_ms: an INTERRUPT that reached the
@@ -799,20 +817,12 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 		 * backend keeps none), as Linux resends on EAGAIN.
 		 */
 		while (timeout_ms >= 0 && !w.done) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += timeout_ms / 1000;
-			ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			deadline(&ts, (unsigned int)timeout_ms);
 			while (!w.done &&
 			       pthread_cond_timedwait(&w.cond, &w.lock,
 						      &ts) != ETIMEDOUT)
 				;
 			if (!w.done) {
-				struct gq *q = NULL;
-
 				/* A lost interrupt looks like a slow server:
 				 * look at the used ring first (nvme_timeout
 				 * polls before it aborts).  Then give up as a
@@ -821,12 +831,7 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 				 * are the device's until used.
 				 */
 				pthread_mutex_unlock(&w.lock);
-				pthread_mutex_lock(&g->lock);
-				if (c->priv)
-					q = ((struct greq *)c->priv)->q;
-				pthread_mutex_unlock(&g->lock);
-				if (q)
-					drain_used(q);
+				reap(g, c);
 				pthread_mutex_lock(&w.lock);
 				if (!w.done) {
 					pthread_mutex_unlock(&w.lock);
@@ -1175,13 +1180,7 @@ static bool wait_drained(struct vqf_gdrv *g, unsigned int ms)
 	struct timespec ts;
 	bool drained;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline(&ts, ms);
 	pthread_mutex_lock(&g->lock);
 	while (g->ninflight &&
 	       pthread_cond_timedwait(&g->cond, &g->lock, &ts) != ETIMEDOUT)
