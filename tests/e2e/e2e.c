@@ -254,6 +254,22 @@ struct vqf_sim_stats e2e_stats(struct e2e *e)
 	return s;
 }
 
+uint64_t e2e_sent(struct e2e *e, uint32_t opcode)
+{
+	return e2e_stats(e).drv.by_opcode[opcode];
+}
+
+bool e2e_host_equal(struct e2e *e, const char *name, const void *want,
+		    size_t len)
+{
+	size_t got;
+	void *data = e2e_host_read(e2e_host(e, name), &got);
+	bool same = data && got == len && !memcmp(data, want, len);
+
+	free(data);
+	return same;
+}
+
 void e2e_dump_refusals(const struct vqf_sim_stats *s)
 {
 	unsigned int r;

@@ -64,6 +64,11 @@ void e2e_rm_rf(const char *dir);
 void e2e_fill(void *buf, size_t len, unsigned int seed);
 
 struct vqf_sim_stats e2e_stats(struct e2e *e);
+/* Requests of @opcode the driver has sent so far. */
+uint64_t e2e_sent(struct e2e *e, uint32_t opcode);
+/* Whether the share's file @name holds exactly @len bytes @want. */
+bool e2e_host_equal(struct e2e *e, const char *name, const void *want,
+		    size_t len);
 /* Prints each device parser refusal reason counted so far (debugging). */
 void e2e_dump_refusals(const struct vqf_sim_stats *s);
 /* Sum of every vqf_pt_stats refused_* counter. */

@@ -62,11 +62,6 @@ static u64 reqs(struct e2e *e)
 	return e2e_stats(e).cli.requests;
 }
 
-static u64 sent(struct e2e *e, u32 opcode)
-{
-	return e2e_stats(e).drv.by_opcode[opcode];
-}
-
 static void host_put(struct e2e *e, const char *name, const char *data)
 {
 	assert_int_equal(e2e_host_write(e2e_host(e, name), data, strlen(data),
@@ -193,11 +188,11 @@ static void test_attr_always(void **state)
 	clk += 3600 * SEC;
 	assert_int_equal(guest_size(e, "f"), 1);	/* never expires */
 	assert_int_equal(reqs(e) - r, 0);
-	g = sent(e, FUSE_GETATTR);
+	g = e2e_sent(e, FUSE_GETATTR);
 	notify_inode(e, nodeid_of(e, "f"));
 	assert_int_equal(guest_size(e, "f"), 5);
 	assert_int_equal(reqs(e) - r, 1);
-	assert_int_equal(sent(e, FUSE_GETATTR) - g, 1);	/* the entry stays */
+	assert_int_equal(e2e_sent(e, FUSE_GETATTR) - g, 1);	/* the entry stays */
 	assert_int_equal(e2e_stats(e).cli.notify_refused, 0);
 	done(e);
 }
@@ -391,29 +386,29 @@ static void test_pages(void **state)
 		host_fill(e, "p", 'A', 8192);
 		fd = vqf_gcli_open(e->c, "p", O_RDONLY, 0);
 		assert_true(fd >= 0);
-		rd = sent(e, FUSE_READ);
+		rd = e2e_sent(e, FUSE_READ);
 		read_at(e, fd, 'A');
 		read_at(e, fd, 'A');
 		/* The page cache answers the second read. */
-		assert_int_equal(sent(e, FUSE_READ) - rd,
+		assert_int_equal(e2e_sent(e, FUSE_READ) - rd,
 				 mode == VQF_GCLI_CACHE_NONE ? 2 : 1);
 		host_fill(e, "p", 'B', 8192);
-		rd = sent(e, FUSE_READ);
+		rd = e2e_sent(e, FUSE_READ);
 		read_at(e, fd, mode == VQF_GCLI_CACHE_NONE ? 'B' : 'A');
-		assert_int_equal(sent(e, FUSE_READ) - rd,
+		assert_int_equal(e2e_sent(e, FUSE_READ) - rd,
 				 mode == VQF_GCLI_CACHE_NONE ? 1 : 0);
 		assert_int_equal(vqf_gcli_close(e->c, fd), 0);
 		/* Close-to-open: auto drops its pages at open. */
 		fd = vqf_gcli_open(e->c, "p", O_RDONLY, 0);
 		assert_true(fd >= 0);
-		rd = sent(e, FUSE_READ);
+		rd = e2e_sent(e, FUSE_READ);
 		read_at(e, fd, mode == VQF_GCLI_CACHE_ALWAYS ? 'A' : 'B');
-		assert_int_equal(sent(e, FUSE_READ) - rd,
+		assert_int_equal(e2e_sent(e, FUSE_READ) - rd,
 				 mode == VQF_GCLI_CACHE_ALWAYS ? 0 : 1);
 		if (mode == VQF_GCLI_CACHE_ALWAYS) {
 			notify_inode(e, nodeid_of(e, "p"));
 			read_at(e, fd, 'B');
-			assert_int_equal(sent(e, FUSE_READ) - rd, 1);
+			assert_int_equal(e2e_sent(e, FUSE_READ) - rd, 1);
 			assert_true(e2e_stats(e).cli.pages_invalidated > 0);
 		}
 		assert_int_equal(vqf_gcli_close(e->c, fd), 0);
@@ -436,27 +431,15 @@ static void test_pages_auto_inval(void **state)
 	read_at(e, fd, 'A');
 	host_fill(e, "q", 'C', 4100);
 	clk += 2 * SEC;		/* the attributes expire, the file is open */
-	rd = sent(e, FUSE_READ);
+	rd = e2e_sent(e, FUSE_READ);
 	read_at(e, fd, 'C');
-	assert_int_equal(sent(e, FUSE_READ) - rd, 1);
+	assert_int_equal(e2e_sent(e, FUSE_READ) - rd, 1);
 	assert_int_equal(vqf_gcli_pread(e->c, fd, buf, sizeof(buf), 4090), 10);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
 	done(e);
 }
 
 /* ---- writeback -------------------------------------------------------- */
-
-static void host_expect(struct e2e *e, const char *name, const void *want,
-			size_t len)
-{
-	size_t got;
-	void *data = e2e_host_read(e2e_host(e, name), &got);
-
-	assert_non_null(data);
-	assert_int_equal(got, len);
-	assert_memory_equal(data, want, len);
-	free(data);
-}
 
 static void test_writeback(void **state)
 {
@@ -471,26 +454,26 @@ static void test_writeback(void **state)
 	e2e_fill(buf, 10100, 7);
 	fd = vqf_gcli_open(e->c, "w", O_CREAT | O_WRONLY, 0644);
 	assert_true(fd >= 0);
-	wr = sent(e, FUSE_WRITE);
+	wr = e2e_sent(e, FUSE_WRITE);
 	assert_int_equal(vqf_gcli_write(e->c, fd, buf, 3000), 3000);
 	assert_int_equal(vqf_gcli_write(e->c, fd, buf + 3000, 4000), 4000);
 	assert_int_equal(vqf_gcli_write(e->c, fd, buf + 7000, 3000), 3000);
 	/* Nothing reached the host yet; the guest knows the size. */
-	assert_int_equal(sent(e, FUSE_WRITE) - wr, 0);
-	host_expect(e, "w", "", 0);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE) - wr, 0);
+	assert_true(e2e_host_equal(e, "w", "", 0));
 	assert_int_equal(vqf_gcli_fstat(e->c, fd, &st), 0);
 	assert_int_equal(st.st_size, 10000);
 	assert_int_equal(guest_size(e, "w"), 10000);
 	/* fsync writes back: contiguous dirty bytes in one WRITE. */
 	assert_int_equal(vqf_gcli_fsync(e->c, fd, false), 0);
-	assert_int_equal(sent(e, FUSE_WRITE) - wr, 1);
-	host_expect(e, "w", buf, 10000);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE) - wr, 1);
+	assert_true(e2e_host_equal(e, "w", buf, 10000));
 	assert_int_equal(vqf_gcli_write(e->c, fd, buf + 10000, 100), 100);
-	host_expect(e, "w", buf, 10000);
+	assert_true(e2e_host_equal(e, "w", buf, 10000));
 	/* close: written back before FLUSH. */
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_expect(e, "w", buf, 10100);
-	assert_int_equal(sent(e, FUSE_WRITE) - wr, 2);
+	assert_true(e2e_host_equal(e, "w", buf, 10100));
+	assert_int_equal(e2e_sent(e, FUSE_WRITE) - wr, 2);
 	/* Read back through the client. */
 	fd = vqf_gcli_open(e->c, "w", O_RDONLY, 0);
 	assert_true(fd >= 0);
@@ -513,12 +496,12 @@ static void test_write_through(void **state)
 	(void)state;
 	fd = vqf_gcli_open(e->c, "t", O_CREAT | O_WRONLY, 0644);
 	assert_true(fd >= 0);
-	wr = sent(e, FUSE_WRITE);
+	wr = e2e_sent(e, FUSE_WRITE);
 	assert_int_equal(vqf_gcli_write(e->c, fd, "abc", 3), 3);
-	host_expect(e, "t", "abc", 3);
+	assert_true(e2e_host_equal(e, "t", "abc", 3));
 	assert_int_equal(vqf_gcli_write(e->c, fd, "def", 3), 3);
-	host_expect(e, "t", "abcdef", 6);
-	assert_int_equal(sent(e, FUSE_WRITE) - wr, 2);
+	assert_true(e2e_host_equal(e, "t", "abcdef", 6));
+	assert_int_equal(e2e_sent(e, FUSE_WRITE) - wr, 2);
 	assert_int_equal(guest_size(e, "t"), 6);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
 	done(e);
@@ -545,12 +528,12 @@ static void test_written_pages_cached(void **state)
 				 4096);
 		assert_int_equal(vqf_gcli_fsync(e->c, fd, false), 0);
 		clk += 3600 * SEC;
-		rd = sent(e, FUSE_READ);
+		rd = e2e_sent(e, FUSE_READ);
 		assert_int_equal(vqf_gcli_pread(e->c, fd, back, 4096, 0), 4096);
 		assert_memory_equal(back, page, 4096);
-		assert_int_equal(sent(e, FUSE_READ) - rd, 0);
+		assert_int_equal(e2e_sent(e, FUSE_READ) - rd, 0);
 		assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-		host_expect(e, "wp", page, 4096);
+		assert_true(e2e_host_equal(e, "wp", page, 4096));
 		done(e);
 		if (wb)
 			break;
@@ -569,12 +552,12 @@ static void test_writeback_edges(void **state)
 	host_put(e, "m", "0123456789");
 	fd = vqf_gcli_open(e->c, "m", O_WRONLY, 0);	/* RMW needs reads */
 	assert_true(fd >= 0);
-	rd = sent(e, FUSE_READ);
+	rd = e2e_sent(e, FUSE_READ);
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, "AB", 2, 3), 2);
-	assert_int_equal(sent(e, FUSE_READ) - rd, 1);
-	host_expect(e, "m", "0123456789", 10);
+	assert_int_equal(e2e_sent(e, FUSE_READ) - rd, 1);
+	assert_true(e2e_host_equal(e, "m", "0123456789", 10));
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_expect(e, "m", "012AB56789", 10);
+	assert_true(e2e_host_equal(e, "m", "012AB56789", 10));
 
 	/* Extend with a hole; read before and after writeback. */
 	fd = vqf_gcli_open(e->c, "m", O_RDWR, 0);
@@ -586,16 +569,16 @@ static void test_writeback_edges(void **state)
 	assert_int_equal(vqf_gcli_pread(e->c, fd, buf, sizeof(buf), 0), 8193);
 	assert_memory_equal(buf, want, 8193);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_expect(e, "m", want, 8193);
+	assert_true(e2e_host_equal(e, "m", want, 8193));
 
 	/* A read-ahead over a dirty page keeps the dirty bytes. */
 	host_fill(e, "ra", 'h', 3 * 4096);
 	fd = vqf_gcli_open(e->c, "ra", O_RDWR, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, "D", 1, 4096), 1);
-	rd = sent(e, FUSE_READ);
+	rd = e2e_sent(e, FUSE_READ);
 	assert_int_equal(vqf_gcli_pread(e->c, fd, buf, 8200, 0), 8200);
-	assert_int_equal(sent(e, FUSE_READ) - rd, 1);	/* one READ */
+	assert_int_equal(e2e_sent(e, FUSE_READ) - rd, 1);	/* one READ */
 	assert_int_equal(buf[4095], 'h');
 	assert_int_equal(buf[4096], 'D');
 	assert_int_equal(buf[4097], 'h');
@@ -608,7 +591,7 @@ static void test_writeback_edges(void **state)
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, buf, 8000, 0), 8000);
 	assert_int_equal(vqf_gcli_ftruncate(e->c, fd, 100), 0);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_expect(e, "m", buf, 100);
+	assert_true(e2e_host_equal(e, "m", buf, 100));
 	done(e);
 }
 
@@ -629,7 +612,7 @@ static void test_writeback_then_utimens(void **state)
 	assert_int_equal(stat(e2e_host(e, "u"), &st), 0);
 	assert_int_equal(st.st_mtim.tv_sec, ts[1].tv_sec);
 	assert_int_equal(st.st_mtim.tv_nsec, ts[1].tv_nsec);
-	host_expect(e, "u", "data", 4);
+	assert_true(e2e_host_equal(e, "u", "data", 4));
 	done(e);
 }
 

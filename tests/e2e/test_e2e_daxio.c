@@ -37,23 +37,6 @@ static struct e2e *machine(u64 window)
 	return e;
 }
 
-static u64 sent(struct e2e *e, u32 opcode)
-{
-	return e2e_stats(e).drv.by_opcode[opcode];
-}
-
-static void host_equal(struct e2e *e, const char *name, const void *want,
-		       size_t len)
-{
-	size_t got;
-	void *data = e2e_host_read(e2e_host(e, name), &got);
-
-	assert_non_null(data);
-	assert_int_equal(got, len);
-	assert_memory_equal(data, want, len);
-	free(data);
-}
-
 /* Write and read back through the window: no data request at all. */
 static void test_write_read(void **state)
 {
@@ -72,7 +55,7 @@ static void test_write_read(void **state)
 	assert_true(fd >= 0);	/* write-only: opened read-write on the wire */
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, buf, len, 0), len);
 	/* MAP_SHARED: the host file has the bytes before any close. */
-	host_equal(e, "d", buf, len);
+	assert_true(e2e_host_equal(e, "d", buf, len));
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
 	fd = vqf_gcli_open(e->c, "d", O_RDONLY, 0);
 	assert_true(fd >= 0);
@@ -91,9 +74,9 @@ static void test_write_read(void **state)
 	assert_int_equal(vqf_gcli_pread(e->c, fd, back, 4, 100), 4);
 	assert_memory_equal(back, "HOST", 4);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	assert_int_equal(sent(e, FUSE_WRITE), 0);
-	assert_int_equal(sent(e, FUSE_READ), 0);
-	assert_true(sent(e, FUSE_SETUPMAPPING) >= 3);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE), 0);
+	assert_int_equal(e2e_sent(e, FUSE_READ), 0);
+	assert_true(e2e_sent(e, FUSE_SETUPMAPPING) >= 3);
 	vqf_gcli_get_dax_stats(e->c, &ds);
 	assert_true(ds.setups >= 3);
 	assert_int_equal(ds.setup_errors, 0);
@@ -136,12 +119,12 @@ static void test_reclaim(void **state)
 		memset(buf + off, 'W', 100);
 	}
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_equal(e, "big", buf, len);
+	assert_true(e2e_host_equal(e, "big", buf, len));
 	vqf_gcli_get_dax_stats(e->c, &ds);
 	assert_true(ds.reclaimed_bg + ds.reclaimed_direct > 0);
 	assert_true(ds.setups >= 5);
-	assert_int_equal(sent(e, FUSE_READ), 0);
-	assert_int_equal(sent(e, FUSE_WRITE), 0);
+	assert_int_equal(e2e_sent(e, FUSE_READ), 0);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE), 0);
 	free(buf);
 	free(back);
 	assert_int_equal(e2e_free(e), 0);
@@ -166,7 +149,7 @@ static void test_truncate(void **state)
 	assert_int_equal(vqf_gcli_ftruncate(e->c, fd, MIB), 0);
 	vqf_gcli_get_dax_stats(e->c, &ds);
 	assert_true(ds.removed >= 2);
-	assert_true(sent(e, FUSE_REMOVEMAPPING) >= 1);
+	assert_true(e2e_sent(e, FUSE_REMOVEMAPPING) >= 1);
 	assert_int_equal(stat(e2e_host(e, "t"), &st), 0);
 	assert_int_equal(st.st_size, MIB);
 	assert_int_equal(vqf_gcli_pread(e->c, fd, tail, sizeof(tail),
@@ -254,11 +237,11 @@ static void test_threads(void **state)
 				 "short write" : "read differs");
 	}
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	host_equal(e, "mt", all, nthr * region);
+	assert_true(e2e_host_equal(e, "mt", all, nthr * region));
 	vqf_gcli_get_dax_stats(e->c, &ds);
 	assert_true(ds.reclaimed_bg + ds.reclaimed_direct + ds.waits > 0);
 	assert_int_equal(ds.evict_in_use, 0);
-	assert_int_equal(sent(e, FUSE_READ) + sent(e, FUSE_WRITE), 0);
+	assert_int_equal(e2e_sent(e, FUSE_READ) + e2e_sent(e, FUSE_WRITE), 0);
 	free(all);
 	assert_int_equal(e2e_free(e), 0);
 }
