@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cli_opts.c - the guest cache options of vqfuse-sim's subcommands (see
- * vqf_cli.h), so that run and mount accept and refuse the same values
- * with the same messages.
+ * cli_opts.c - the options vqfuse-sim's subcommands share (see
+ * vqf_cli.h): guest cache, backend, machine checks and numbers, so that
+ * run and mount accept and refuse the same values with the same messages.
  */
 #include "vqf_cli.h"
 
@@ -79,4 +79,62 @@ void vqf_cli_cache_usage(FILE *f, bool all)
 "  --timeout SECONDS   cache=auto entry and attribute timeout (default 1)\n",
 		all ? "; all: the five modes in turn (none, auto,\n"
 		"                      always, auto+wb, always+wb)" : "");
+}
+
+const struct vqf_cli_num_opt *vqf_cli_find_num(
+	const struct vqf_cli_num_opt *tab, size_t n, const char *name)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(name, tab[k].name))
+			return &tab[k];
+	return NULL;
+}
+
+int vqf_cli_num_value(const struct vqf_cli_num_opt *nd, const char *val,
+		      unsigned long long *v)
+{
+	if (!vqf_cli_parse_num(val, nd->suffix, nd->lo, nd->hi, v))
+		return 0;
+	return vqf_cli_bad_usage("%s: invalid value '%s' (expected "
+				 "%s%llu..%llu)", nd->name, val,
+				 nd->suffix ? "bytes, K/M/G suffix, " : "",
+				 nd->lo, nd->hi);
+}
+
+int vqf_cli_parse_backend(const char *name, const char *val,
+			  enum vqf_sim_fs *fs)
+{
+	if (!strcmp(val, "vqfuse"))
+		*fs = VQF_SIM_FS_VQFUSE;
+	else if (!strcmp(val, "passthrough_ll") || !strcmp(val, "ptll"))
+		*fs = VQF_SIM_FS_PTLL;
+	else
+		return vqf_cli_bad_usage("%s: unknown backend '%s' (vqfuse, "
+					 "passthrough_ll)", name, val);
+	return 0;
+}
+
+int vqf_cli_check_machine(unsigned int queue_size,
+			  unsigned long long dax_window, bool dax,
+			  enum vqf_sim_fs fs)
+{
+	if (queue_size & (queue_size - 1))
+		return vqf_cli_bad_usage("--queue-size: %u is not a power "
+					 "of two", queue_size);
+	if (dax_window & (dax_window - 1))
+		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
+					 "of two", dax_window);
+	if (dax && fs == VQF_SIM_FS_PTLL)
+		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
+					 "cannot map files (ENOSYS)");
+	return 0;
+}
+
+void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
+		     unsigned long long dax_window)
+{
+	if (!dax)
+		return;
+	sc->dax_window = dax_window ? dax_window : 64ull << 20;
+	sc->dax_guest = true;
 }

@@ -538,13 +538,7 @@ void vqf_cli_mount_usage(FILE *f)
 "mount failed, 2 bad usage.\n", vqf_cli_prog);
 }
 
-struct num_opt {
-	const char *name;
-	bool suffix;
-	unsigned long long lo, hi;
-};
-
-static const struct num_opt mount_nums[] = {
+static const struct vqf_cli_num_opt mount_nums[] = {
 	{ "--queues", false, 1, 64 },
 	{ "--queue-size", false, 8, 1024 },
 	{ "--threads", false, 0, 256 },
@@ -594,15 +588,7 @@ static int value_opt(struct mount_opts *o, const char *name, const char *val,
 			return vqf_cli_bad_usage("--shared: empty path");
 		o->shared = val;
 	} else if (!strcmp(name, "--backend") || !strcmp(name, "--fs")) {
-		if (!strcmp(val, "vqfuse"))
-			o->fs = VQF_SIM_FS_VQFUSE;
-		else if (!strcmp(val, "passthrough_ll") ||
-			 !strcmp(val, "ptll"))
-			o->fs = VQF_SIM_FS_PTLL;
-		else
-			return vqf_cli_bad_usage("%s: unknown backend '%s' "
-						 "(vqfuse, passthrough_ll)",
-						 name, val);
+		return vqf_cli_parse_backend(name, val, &o->fs);
 	} else if (!strcmp(name, "--cache")) {
 		return vqf_cli_parse_cache(val, &o->cache, NULL);
 	} else if (!strcmp(name, "--trace")) {
@@ -668,7 +654,7 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 	o->max_files = 4096;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
-		const struct num_opt *nd = NULL;
+		const struct vqf_cli_num_opt *nd;
 		char name[32];
 		int ret;
 
@@ -699,10 +685,8 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 							 name);
 			continue;
 		}
-		for (size_t k = 0; k < sizeof(mount_nums) /
-				       sizeof(*mount_nums); k++)
-			if (!strcmp(name, mount_nums[k].name))
-				nd = &mount_nums[k];
+		nd = vqf_cli_find_num(mount_nums, sizeof(mount_nums) /
+				      sizeof(*mount_nums), name);
 		if (!nd && strcmp(name, "--shared") &&
 		    strcmp(name, "--backend") && strcmp(name, "--fs") &&
 		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
@@ -718,13 +702,8 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 		if (nd) {
 			unsigned long long v;
 
-			if (vqf_cli_parse_num(val, nd->suffix, nd->lo,
-					      nd->hi, &v))
-				return vqf_cli_bad_usage(
-					"%s: invalid value '%s' "
-					"(expected %s%llu..%llu)", name, val,
-					nd->suffix ? "bytes, K/M/G suffix, " :
-					"", nd->lo, nd->hi);
+			if (vqf_cli_num_value(nd, val, &v))
+				return VQF_CLI_EXIT_USAGE;
 			set_mount_num(o, name, v);
 			continue;
 		}
@@ -732,15 +711,9 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 		if (ret)
 			return ret;
 	}
-	if (o->queue_size & (o->queue_size - 1))
-		return vqf_cli_bad_usage("--queue-size: %u is not a power "
-					 "of two", o->queue_size);
-	if (o->dax_window & (o->dax_window - 1))
-		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
-					 "of two", o->dax_window);
-	if (o->dax && o->fs == VQF_SIM_FS_PTLL)
-		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
-					 "cannot map files (ENOSYS)");
+	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
+				  o->fs))
+		return VQF_CLI_EXIT_USAGE;
 	if (vqf_cli_check_cache(o->cache, timeout_set))
 		return VQF_CLI_EXIT_USAGE;
 	return check_dirs(o);
@@ -809,10 +782,7 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
-	if (o->dax) {
-		sc.dax_window = o->dax_window ? o->dax_window : 64ull << 20;
-		sc.dax_guest = true;
-	}
+	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);
 	sc.cli.uid = b->uid;
 	sc.cli.gid = b->gid;
 	sc.cli.pid = b->pid;

@@ -8,6 +8,7 @@
 #define VQF_CLI_H
 
 #include "vqf_gcli.h"
+#include "vqf_sim.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +52,35 @@ void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
 		       bool writeback, double timeout);
 /* The --cache, --writeback and --timeout lines of --help (@all: run's). */
 void vqf_cli_cache_usage(FILE *f, bool all);
+
+/* A numeric option: its name, K/M/G suffixes allowed, range. */
+struct vqf_cli_num_opt {
+	const char *name;
+	bool suffix;
+	unsigned long long lo, hi;
+};
+
+/* The entry of @tab (@n entries) named @name, or NULL. */
+const struct vqf_cli_num_opt *vqf_cli_find_num(
+	const struct vqf_cli_num_opt *tab, size_t n, const char *name);
+/* @val for @nd: 0, or a usage error naming the option and its range. */
+int vqf_cli_num_value(const struct vqf_cli_num_opt *nd, const char *val,
+		      unsigned long long *v);
+
+/* --backend VAL (@name as typed): vqfuse or passthrough_ll/ptll. */
+int vqf_cli_parse_backend(const char *name, const char *val,
+			  enum vqf_sim_fs *fs);
+/*
+ * The machine options run and mount share, checked once parsed: a queue
+ * size and a DAX window that are powers of two, no DAX over
+ * passthrough_ll.  0 or a usage error.
+ */
+int vqf_cli_check_machine(unsigned int queue_size,
+			  unsigned long long dax_window, bool dax,
+			  enum vqf_sim_fs fs);
+/* --dax [--dax-window W] into @sc (W 0: 64 MiB). */
+void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
+		     unsigned long long dax_window);
 
 /* vqfuse-sim mount ARGS (argv after "mount"); returns the exit status. */
 int vqf_cli_mount(int argc, char **argv);

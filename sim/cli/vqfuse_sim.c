@@ -217,14 +217,8 @@ struct run_opts {
 	char one_label[16];
 };
 
-struct opt_def {
-	const char *name;
-	bool suffix;
-	unsigned long long lo, hi;
-};
-
 /* Numeric options: name, suffixes allowed, range. */
-static const struct opt_def num_opts[] = {
+static const struct vqf_cli_num_opt num_opts[] = {
 	{ "--files", false, 1, 10000000 },
 	{ "--size", true, 1, 1ull << 40 },
 	{ "--bs", true, 1, 64ull << 20 },
@@ -276,7 +270,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	for (int i = 0; i < argc; i++) {
 		char name[32];
 		const char *a = argv[i], *val = NULL, *eq;
-		const struct opt_def *nd = NULL;
+		const struct vqf_cli_num_opt *nd;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return -1;
@@ -317,10 +311,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				o->quiet = true;
 			continue;
 		}
-		for (size_t k = 0; k < sizeof(num_opts) / sizeof(*num_opts);
-		     k++)
-			if (!strcmp(name, num_opts[k].name))
-				nd = &num_opts[k];
+		nd = vqf_cli_find_num(num_opts, sizeof(num_opts) /
+				      sizeof(*num_opts), name);
 		if (!nd && strcmp(name, "--shared") &&
 		    strcmp(name, "--backend") && strcmp(name, "--workload") &&
 		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
@@ -336,13 +328,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		if (nd) {
 			unsigned long long v;
 
-			if (vqf_cli_parse_num(val, nd->suffix, nd->lo,
-					      nd->hi, &v))
-				return vqf_cli_bad_usage(
-					"%s: invalid value '%s' "
-					"(expected %s%llu..%llu)", name, val,
-					nd->suffix ? "bytes, K/M/G suffix, " :
-					"", nd->lo, nd->hi);
+			if (vqf_cli_num_value(nd, val, &v))
+				return VQF_CLI_EXIT_USAGE;
 			set_num(o, name, v);
 		} else if (!strcmp(name, "--shared")) {
 			if (!*val)
@@ -366,15 +353,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 							 "path");
 			o->trace = val;
 		} else if (!strcmp(name, "--backend")) {
-			if (!strcmp(val, "vqfuse"))
-				o->fs = VQF_SIM_FS_VQFUSE;
-			else if (!strcmp(val, "passthrough_ll") ||
-				 !strcmp(val, "ptll"))
-				o->fs = VQF_SIM_FS_PTLL;
-			else
-				return vqf_cli_bad_usage(
-					"--backend: unknown backend '%s' "
-					"(vqfuse, passthrough_ll)", val);
+			if (vqf_cli_parse_backend(name, val, &o->fs))
+				return VQF_CLI_EXIT_USAGE;
 		} else if (vqf_wl_kind_parse(val, &o->wl.kind)) {
 			return vqf_cli_bad_usage(
 				"--workload: unknown workload '%s' "
@@ -382,15 +362,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				"randwrite)", val);
 		}
 	}
-	if (o->queue_size & (o->queue_size - 1))
-		return vqf_cli_bad_usage("--queue-size: %u is not a power "
-					 "of two", o->queue_size);
-	if (o->dax_window & (o->dax_window - 1))
-		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
-					 "of two", o->dax_window);
-	if (o->dax && o->fs == VQF_SIM_FS_PTLL)
-		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
-					 "cannot map files (ENOSYS)");
+	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
+				  o->fs))
+		return VQF_CLI_EXIT_USAGE;
 	if (o->trace && o->all)
 		return vqf_cli_bad_usage("--trace: one machine per trace; "
 					 "not with --cache=all");
@@ -971,10 +945,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
-	if (o->dax) {
-		sc.dax_window = o->dax_window ? o->dax_window : 64ull << 20;
-		sc.dax_guest = true;
-	}
+	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {
