@@ -18,11 +18,11 @@
  * sanitizer builds run fewer (see CMakeLists.txt).
  */
 #define _GNU_SOURCE
+#include "../e2e/e2e.h"
 #include "vqf_sim.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,15 +102,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
 }
 
 /* Joins or fails the test: a call that never returns is a hang. */
@@ -633,7 +624,7 @@ static struct run *run_new(void)
 
 static void run_free(struct run *R)
 {
-	nftw(R->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	e2e_rm_rf(R->dir);
 	free(R);
 }
 
