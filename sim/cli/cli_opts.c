@@ -138,3 +138,33 @@ void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
 	sc->dax_window = dax_window ? dax_window : 64ull << 20;
 	sc->dax_guest = true;
 }
+
+int vqf_cli_split(const char *cmd, const char *a, char *name, size_t len,
+		  const char **val)
+{
+	const char *eq = strchr(a, '=');
+	size_t n = eq ? (size_t)(eq - a) : strlen(a);
+
+	if (n >= len)
+		return vqf_cli_bad_usage("%s: unknown option '%s'", cmd, a);
+	memcpy(name, a, n);
+	name[n] = 0;
+	*val = eq ? eq + 1 : NULL;
+	return 0;
+}
+
+int vqf_cli_no_value(const char *name, const char *val)
+{
+	return val ? vqf_cli_bad_usage("%s takes no value", name) : 0;
+}
+
+int vqf_cli_need_value(const char *name, int argc, char **argv, int *i,
+		       const char **val)
+{
+	if (*val)
+		return 0;
+	if (*i + 1 >= argc)
+		return vqf_cli_bad_usage("%s needs a value", name);
+	*val = argv[++*i];
+	return 0;
+}

@@ -653,7 +653,7 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 	o->queue_size = 128;
 	o->max_files = 4096;
 	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *val = NULL, *eq;
+		const char *a = argv[i], *val;
 		const struct vqf_cli_num_opt *nd;
 		char name[32];
 		int ret;
@@ -671,18 +671,11 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 			o->mnt = a;
 			continue;
 		}
-		eq = strchr(a, '=');
-		if (eq && (size_t)(eq - a) >= sizeof(name))
-			return vqf_cli_bad_usage("mount: unknown option '%s'",
-						 a);
-		snprintf(name, sizeof(name), "%.*s",
-			 (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
-		if (eq)
-			val = eq + 1;
+		if (vqf_cli_split("mount", a, name, sizeof(name), &val))
+			return VQF_CLI_EXIT_USAGE;
 		if (flag_opt(o, name)) {
-			if (val)
-				return vqf_cli_bad_usage("%s takes no value",
-							 name);
+			if (vqf_cli_no_value(name, val))
+				return VQF_CLI_EXIT_USAGE;
 			continue;
 		}
 		nd = vqf_cli_find_num(mount_nums, sizeof(mount_nums) /
@@ -693,12 +686,8 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 		    strcmp(name, "--trace"))
 			return vqf_cli_bad_usage("mount: unknown option '%s'",
 						 name);
-		if (!val) {
-			if (i + 1 >= argc)
-				return vqf_cli_bad_usage("%s needs a value",
-							 name);
-			val = argv[++i];
-		}
+		if (vqf_cli_need_value(name, argc, argv, &i, &val))
+			return VQF_CLI_EXIT_USAGE;
 		if (nd) {
 			unsigned long long v;
 

@@ -53,6 +53,21 @@ void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
 /* The --cache, --writeback and --timeout lines of --help (@all: run's). */
 void vqf_cli_cache_usage(FILE *f, bool all);
 
+/*
+ * Option @a, "--name" or "--name=value", into @name (@len bytes) and
+ * *@val (NULL without '=').  0, or a usage error "@cmd: unknown option"
+ * when the name does not fit.
+ */
+int vqf_cli_split(const char *cmd, const char *a, char *name, size_t len,
+		  const char **val);
+/* A flag given "=value": a usage error; else 0. */
+int vqf_cli_no_value(const char *name, const char *val);
+/* An option's value: *@val from "=value", else argv[++*@i].  0 or a
+ * usage error "NAME needs a value".
+ */
+int vqf_cli_need_value(const char *name, int argc, char **argv, int *i,
+		       const char **val);
+
 /* A numeric option: its name, K/M/G suffixes allowed, range. */
 struct vqf_cli_num_opt {
 	const char *name;

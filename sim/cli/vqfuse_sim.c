@@ -269,7 +269,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	o->wl.jobs = 1;
 	for (int i = 0; i < argc; i++) {
 		char name[32];
-		const char *a = argv[i], *val = NULL, *eq;
+		const char *a = argv[i], *val;
 		const struct vqf_cli_num_opt *nd;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -277,22 +277,12 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		if (strncmp(a, "--", 2))
 			return vqf_cli_bad_usage("run: unexpected argument "
 						 "'%s'", a);
-		eq = strchr(a, '=');
-		if (eq && (size_t)(eq - a) < sizeof(name)) {
-			memcpy(name, a, eq - a);
-			name[eq - a] = 0;
-			val = eq + 1;
-		} else if (eq) {
-			return vqf_cli_bad_usage("run: unknown option '%s'",
-						 a);
-		} else {
-			snprintf(name, sizeof(name), "%s", a);
-		}
+		if (vqf_cli_split("run", a, name, sizeof(name), &val))
+			return VQF_CLI_EXIT_USAGE;
 		if (!strcmp(name, "--inline") ||
 		    !strcmp(name, "--writeback") || !strcmp(name, "--dax")) {
-			if (val)
-				return vqf_cli_bad_usage("%s takes no value",
-							 name);
+			if (vqf_cli_no_value(name, val))
+				return VQF_CLI_EXIT_USAGE;
 			if (name[2] == 'i')
 				o->inline_kick = true;
 			else if (name[2] == 'd')
@@ -302,9 +292,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			continue;
 		}
 		if (!strcmp(name, "--json") || !strcmp(name, "--quiet")) {
-			if (val)
-				return vqf_cli_bad_usage("%s takes no value",
-							 name);
+			if (vqf_cli_no_value(name, val))
+				return VQF_CLI_EXIT_USAGE;
 			if (name[2] == 'j')
 				o->json = true;
 			else
@@ -319,12 +308,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		    strcmp(name, "--plot") && strcmp(name, "--trace"))
 			return vqf_cli_bad_usage("run: unknown option '%s'",
 						 name);
-		if (!val) {
-			if (i + 1 >= argc)
-				return vqf_cli_bad_usage("%s needs a value",
-							 name);
-			val = argv[++i];
-		}
+		if (vqf_cli_need_value(name, argc, argv, &i, &val))
+			return VQF_CLI_EXIT_USAGE;
 		if (nd) {
 			unsigned long long v;
 
