@@ -30,4 +30,23 @@ struct fuse_entryver_out {
 
 #define VQF_FUSE_ENTRYVER_OUT_SIZE	16
 
+/*
+ * Negotiation.  A guest that maps the version table asks for the extension
+ * with this bit of fuse_init_in.flags2 (bit 63 of the 64-bit INIT flags,
+ * which upstream has not allocated); a device that will append
+ * fuse_entryver_out sets it in fuse_init_out.flags2.  Without it in both,
+ * no reply carries the extension, so a guest that did not reserve room for
+ * it never gets a reply longer than it expects.
+ */
+#define VQF_FUSE_INIT_SHARED_VERSION	(1U << 31)	/* in flags2 */
+
+/*
+ * With the extension negotiated, slot 1 is the root's (FUSE_ROOT_ID): no
+ * reply ever names the root, yet every top-level entry needs its version.
+ */
+#define VQF_VER_ROOT_INDEX	1ULL
+
+/* The virtio-fs shared memory region id of the table (seed 010). */
+#define VQF_VIRTIO_FS_SHMCAP_ID_VERSION	1
+
 #endif /* VQF_FUSE_EXT_H */

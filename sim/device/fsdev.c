@@ -232,6 +232,14 @@ static void dax_fini(struct vqf_fsdev *d)
 
 int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len)
 {
+	if (id == VQF_VIRTIO_FS_SHMCAP_ID_VERSION && d->cfg.ver_table) {
+		/* Read-only for guests: the device's writable view is the
+		 * hub's own mapping.
+		 */
+		*base = (void *)d->cfg.ver_table;
+		*len = d->cfg.ver_table_size;
+		return 0;
+	}
 	if (id != VQF_VIRTIO_FS_SHMCAP_ID_CACHE || !d->dax_base)
 		return -ENOENT;
 	*base = d->dax_base;
@@ -385,7 +393,7 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	size_t tl;
 	unsigned int i;
 
-	if (!cfg || !cfg->be || !mem || !cfg->tag)
+	if (!cfg || (!cfg->be && !cfg->serve) || !mem || !cfg->tag)
 		return -EINVAL;
 	tl = strlen(cfg->tag);
 	if (!tl || tl > VQF_FS_TAG_LEN)
@@ -970,7 +978,10 @@ static void serve(struct vqf_fsdev *d, struct fsreq *r)
 	}
 	STAT_ADD(d, bytes_in, flen);
 	flen = fault_short_write(d, r, flat, flen);
-	ret = vqf_backend_process(d->cfg.be, flat, flen, reply_cb, r);
+	if (d->cfg.serve)
+		ret = d->cfg.serve(d->cfg.serve_ctx, flat, flen, reply_cb, r);
+	else
+		ret = vqf_backend_process(d->cfg.be, flat, flen, reply_cb, r);
 	free(flat);
 	if (ret == VQF_BE_REPLY)
 		return;		/* reply_cb owns r (maybe already freed) */

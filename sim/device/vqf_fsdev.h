@@ -37,6 +37,7 @@
 #include "vqf_dax_dev.h"
 #include "vqf_dev.h"
 #include "vqf_fault.h"
+#include "vqf_fuse_ext.h"
 #include "vqf_vring_dev.h"
 
 #include <stdbool.h>
@@ -130,7 +131,22 @@ struct vqf_fsdev_cfg {
 	u64 dax_window;
 	const struct vqf_fsdev_dax_ops *dax_ops;	/* copied pointer */
 	void *dax_ctx;
-	struct vqf_backend *be;		/* serves the requests; required */
+	struct vqf_backend *be;		/* serves the requests */
+	/*
+	 * Serves the requests instead of @be when set (one of the two is
+	 * required), e.g. a port of a vqf_hub that several guests' devices
+	 * share: vqf_backend_process()'s contract, except that @req is the
+	 * device's private copy and may be rewritten by the callee.
+	 */
+	int (*serve)(void *ctx, void *req, size_t len,
+		     vqf_backend_reply_fn reply, void *rctx);
+	void *serve_ctx;
+	/*
+	 * Shared memory region VQF_VIRTIO_FS_SHMCAP_ID_VERSION: the shared
+	 * version table as guests map it (read-only; NULL: no region).
+	 */
+	const void *ver_table;
+	u64 ver_table_size;
 };
 
 struct vqf_fsdev_stats {
@@ -252,7 +268,9 @@ int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx);
 void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out);
 
 /*
- * Shared memory region @id: *@base and *@len.  The only region is the DAX
+ * Shared memory region @id: *@base and *@len.  The version table
+ * (VQF_VIRTIO_FS_SHMCAP_ID_VERSION) when cfg.ver_table is set: read-only
+ * memory the guest loads versions from.  The DAX
  * cache window (VQF_VIRTIO_FS_SHMCAP_ID_CACHE), reserved PROT_NONE at
  * vqf_fsdev_new() and unmapped at vqf_fsdev_free().  In the simulator the
  * guest's view of the window is this same host address range (no second

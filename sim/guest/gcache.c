@@ -6,6 +6,7 @@
 #include "gcache.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 
 struct gc_dent {
 	u64 parent, nodeid, expire;
+	struct vqf_ver_dentry ver;		/* cache=shared */
 	struct gc_dent *next;			/* hash chain */
 	struct gc_dent *lprev, *lnext;		/* LRU */
 	char name[];
@@ -96,11 +98,20 @@ static void dkill(struct gc_dcache *dc, struct gc_dent **pp)
 enum gc_dhit gc_d_lookup(struct gc_dcache *dc, u64 parent, const char *name,
 			 u64 now, u64 *nodeid)
 {
+	return gc_d_lookup_ver(dc, parent, name, now, nodeid, NULL);
+}
+
+enum gc_dhit gc_d_lookup_ver(struct gc_dcache *dc, u64 parent,
+			     const char *name, u64 now, u64 *nodeid,
+			     const struct vqf_ver_dentry **ver)
+{
 	struct gc_dent **pp = dfind(dc, parent, name), *d = *pp;
 
 	if (!d)
 		return GC_MISS;
-	if (d->expire <= now) {
+	if (ver)
+		*ver = &d->ver;
+	else if (d->expire <= now) {
 		dkill(dc, pp);
 		return GC_MISS;
 	}
@@ -110,8 +121,22 @@ enum gc_dhit gc_d_lookup(struct gc_dcache *dc, u64 parent, const char *name,
 	return d->nodeid ? GC_POSITIVE : GC_NEGATIVE;
 }
 
+bool gc_d_expired(const struct vqf_ver_dentry *ver, u64 now)
+{
+	const struct gc_dent *d = (const void *)((const char *)ver -
+						offsetof(struct gc_dent, ver));
+
+	return d->expire <= now;
+}
+
 int gc_d_set(struct gc_dcache *dc, u64 parent, const char *name, u64 nodeid,
 	     u64 expire)
+{
+	return gc_d_set_ver(dc, parent, name, nodeid, expire, NULL);
+}
+
+int gc_d_set_ver(struct gc_dcache *dc, u64 parent, const char *name,
+		 u64 nodeid, u64 expire, const struct vqf_ver_dentry *ver)
 {
 	size_t n = strlen(name) + 1;
 	struct gc_dent **pp, *d;
@@ -130,6 +155,10 @@ int gc_d_set(struct gc_dcache *dc, u64 parent, const char *name, u64 nodeid,
 	d->parent = parent;
 	d->nodeid = nodeid;
 	d->expire = expire;
+	if (ver)
+		d->ver = *ver;
+	else
+		vqf_ver_dentry_init(&d->ver);
 	memcpy(d->name, name, n);
 	pp = &dc->bucket[name_hash(parent, name) % dc->nbuckets];
 	d->next = *pp;

@@ -19,6 +19,7 @@
 #define VQF_GCACHE_H
 
 #include "vqf_req.h"
+#include "vqf_version.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,6 +53,20 @@ enum gc_dhit { GC_MISS, GC_POSITIVE, GC_NEGATIVE };
 /* Looks (@parent, @name) up at time @now; expired entries are misses. */
 enum gc_dhit gc_d_lookup(struct gc_dcache *dc, u64 parent, const char *name,
 			 u64 now, u64 *nodeid);
+/*
+ * cache=shared: as gc_d_lookup() but an expired entry is returned too,
+ * with *@ver pointing at its versions (valid under the client's lock):
+ * the caller decides with vqf_ver_dentry_check() and, for UNKNOWN, the
+ * entry's expiry (*@ver's owner tells it through gc_d_expired()).
+ */
+enum gc_dhit gc_d_lookup_ver(struct gc_dcache *dc, u64 parent,
+			     const char *name, u64 now, u64 *nodeid,
+			     const struct vqf_ver_dentry **ver);
+/* Whether the entry whose versions gc_d_lookup_ver() returned expired. */
+bool gc_d_expired(const struct vqf_ver_dentry *ver, u64 now);
+/* gc_d_set() with the entry's versions (NULL: none). */
+int gc_d_set_ver(struct gc_dcache *dc, u64 parent, const char *name,
+		 u64 nodeid, u64 expire, const struct vqf_ver_dentry *ver);
 /*
  * Sets (@parent, @name) to @nodeid (0: negative) until @expire; the caller
  * has taken the references a positive entry holds (see put).  Returns 0

@@ -45,6 +45,7 @@ struct ginode {
 	/* The next size/mtime change seen is our own write-through. */
 	bool own_write;
 	struct gdax_inode gdi;	/* DAX; gdi.ready: mapped, pinned */
+	struct vqf_ver_inode ver;	/* cache=shared (under c->lock) */
 };
 
 struct gfile {
@@ -72,6 +73,9 @@ struct vqf_gcli {
 	u64 ttl;			/* entry and attr validity, ns */
 	struct gdax dax;
 	bool dax_on;
+	/* cache=shared with a table the device agreed to keep us posted in */
+	bool ver_on;
+	struct vqf_ver_table vt;
 	pthread_mutex_t slock;
 	struct vqf_gcli_stats st;
 };
@@ -217,14 +221,89 @@ static void dput_locked(void *ctx, u64 nodeid)
 		i->refs--;
 }
 
-static u64 attr_sample(struct vqf_gcli *c)
-{
-	u64 v;
+/*
+ * What a reply carrying attributes is judged against, sampled before the
+ * request went out: the client's attr_version and, with cache=shared,
+ * the inode's version stamp (for an entry request: the directory's, and
+ * the extension the reply brings along).
+ */
+struct asamp {
+	u64 av;
+	struct vqf_ver_stamp st;	/* the inode's */
+	bool entry;			/* LOOKUP, CREATE, ... */
+	struct vqf_ver_stamp parent;	/* entry: the directory's */
+	struct fuse_entryver_out raw;	/* entry: as the device wrote it */
+	struct fuse_entryver_out ev;	/* ...validated */
+	struct vqf_ver_stamp est;	/* entry: the stamp the reply set */
+	bool dirplus;			/* READDIRPLUS: parent, no inode */
+};
 
+static void asample(struct vqf_gcli *c, u64 nodeid, struct asamp *s)
+{
+	static const struct vqf_ver_inode fresh;
+	struct ginode *i;
+
+	memset(s, 0, sizeof(*s));
 	pthread_mutex_lock(&c->lock);
-	v = c->attr_version;
+	s->av = c->attr_version;
+	if (c->ver_on) {
+		i = nodeid ? *ifind(c, nodeid) : NULL;
+		s->st = vqf_ver_sample(&c->vt, i ? &i->ver : &fresh);
+	}
 	pthread_mutex_unlock(&c->lock);
-	return v;
+}
+
+/*
+ * Before an entry request to directory @parent: sample, and with
+ * cache=shared ask for the extension as the last out arg (call after the
+ * request's other out args).
+ */
+static void asample_entry(struct vqf_gcli *c, u64 parent, struct vqf_req *r,
+			  struct asamp *s)
+{
+	asample(c, 0, s);
+	s->entry = true;
+	if (!c->ver_on)
+		return;
+	pthread_mutex_lock(&c->lock);
+	s->parent = vqf_ver_sample(&c->vt, &(*ifind(c, parent))->ver);
+	pthread_mutex_unlock(&c->lock);
+	vqf_req_add_out(r, &s->raw, sizeof(s->raw));
+	r->out_argvar = true;
+}
+
+/* After the entry request: validate what came back as its extension. */
+static void asample_reply(struct vqf_gcli *c, const struct vqf_req *r,
+			  struct asamp *s)
+{
+	if (!c->ver_on || !s->entry || !r->out_numargs)
+		return;
+	vqf_ver_entryver_parse(&c->vt, &s->raw,
+			       r->out_args[r->out_numargs - 1].size, &s->ev);
+}
+
+/*
+ * cache=shared: may cached data of the inode be used?  VALID proves it
+ * whatever its age; STALE refutes it; UNKNOWN (no slot) leaves it to the
+ * timeout.  Under c->lock.
+ */
+static bool attr_fresh_locked(struct vqf_gcli *c, struct ginode *i, u64 now)
+{
+	if (!i->ca.known)
+		return false;
+	if (c->ver_on) {
+		switch (vqf_ver_inode_check(&c->vt, &i->ver)) {
+		case VQF_VER_VALID:
+			STAT_ADD(c, ver_valid, 1);
+			return true;
+		case VQF_VER_STALE:
+			STAT_ADD(c, ver_stale, 1);
+			return false;
+		default:
+			break;
+		}
+	}
+	return i->ca.expire > now;
 }
 
 /*
@@ -233,8 +312,9 @@ static u64 attr_sample(struct vqf_gcli *c)
  * changed size or mtime drops the clean page cache, as auto_inval_data.
  */
 static void attr_got(struct vqf_gcli *c, u64 nodeid,
-		     const struct fuse_attr *a, u64 sampled)
+		     const struct fuse_attr *a, struct asamp *s)
 {
+	struct vqf_ver_stamp st = s->st;
 	struct ginode *i;
 	struct fuse_attr old;
 	bool known;
@@ -246,14 +326,21 @@ static void attr_got(struct vqf_gcli *c, u64 nodeid,
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
+	if (c->ver_on && s->entry) {
+		st = vqf_ver_inode_set_entry(&c->vt, &i->ver, &s->ev, &s->st);
+		s->est = st;
+	}
 	old = i->ca.attr;
 	known = i->ca.known;
-	if (!gc_attr_apply(&i->ca, a, sampled, &c->attr_version,
+	if ((c->ver_on && vqf_ver_attr_older(&c->vt, &i->ver, &st)) ||
+	    !gc_attr_apply(&i->ca, a, s->av, &c->attr_version,
 			   expiry(c))) {
 		pthread_mutex_unlock(&c->lock);
 		STAT_ADD(c, attr_stale, 1);
 		return;
 	}
+	if (c->ver_on)
+		vqf_ver_attr_publish(&i->ver, &st);
 	/* With writeback the client's own writes move size and mtime:
 	 * trusted, as fuse_change_attributes does for a writeback inode.
 	 */
@@ -275,8 +362,11 @@ static void attr_inval(struct vqf_gcli *c, u64 nodeid)
 
 	pthread_mutex_lock(&c->lock);
 	i = *ifind(c, nodeid);
-	if (i)
+	if (i) {
 		gc_attr_invalidate(&i->ca, &c->attr_version);
+		if (c->ver_on)
+			vqf_ver_attr_local_change(&c->vt, &i->ver);
+	}
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -290,7 +380,7 @@ static bool attr_cached(struct vqf_gcli *c, u64 nodeid, struct fuse_attr *a)
 		return false;
 	pthread_mutex_lock(&c->lock);
 	i = *ifind(c, nodeid);
-	if (i && i->ca.known && i->ca.expire > now_ns(c)) {
+	if (i && attr_fresh_locked(c, i, now_ns(c))) {
 		*a = i->ca.attr;
 		ok = true;
 	}
@@ -312,18 +402,27 @@ static void attr_fix_size(struct vqf_gcli *c, u64 nodeid, struct fuse_attr *a)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* (@parent, @name) now names @nodeid (0: nothing) as far as we know. */
+/*
+ * (@parent, @name) now names @nodeid (0: nothing) as far as we know;
+ * with cache=shared, as of the versions in @s (NULL: none proven).
+ */
 static void dentry_set(struct vqf_gcli *c, u64 parent, const char *name,
-		       u64 nodeid)
+		       u64 nodeid, const struct asamp *s)
 {
+	struct vqf_ver_dentry dv;
+
 	if (!caching(c))
 		return;
+	vqf_ver_dentry_init(&dv);
 	pthread_mutex_lock(&c->lock);
 	if (nodeid) {
 		iref_locked(c, nodeid);
 		iref_locked(c, parent);
 	}
-	gc_d_set(&c->dc, parent, name, nodeid, expiry(c));
+	if (c->ver_on && s && (s->entry || s->dirplus))
+		vqf_ver_dentry_set(&c->vt, &dv, nodeid ? &s->est : NULL,
+				   &s->parent);
+	gc_d_set_ver(&c->dc, parent, name, nodeid, expiry(c), &dv);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -427,8 +526,9 @@ static void attr_to_stat(const struct fuse_attr *a, struct stat *st)
 	st->st_ctim.tv_nsec = a->ctimensec;
 }
 
+/* LOOKUP; @s receives the samples its reply is judged against. */
 static int do_lookup(struct vqf_gcli *c, u64 parent, const char *name,
-		     struct fuse_entry_out *e)
+		     struct fuse_entry_out *e, struct asamp *s)
 {
 	struct vqf_gdrv_call cl;
 	size_t n = strlen(name);
@@ -440,10 +540,12 @@ static int do_lookup(struct vqf_gcli *c, u64 parent, const char *name,
 	ret = vqf_req_init_lookup(&cl.req, 0, parent, name, (u32)n, e, NULL);
 	if (ret)
 		return ret;
+	asample_entry(c, parent, &cl.req, s);
 	memset(e, 0, sizeof(*e));
 	ret = send(c, &cl);
 	if (ret)
 		return ret;
+	asample_reply(c, &cl.req, s);
 	/* nodeid 0 is a negative entry (fuse_lookup_name). */
 	if (!e->nodeid)
 		return -ENOENT;
@@ -456,14 +558,14 @@ static int do_lookup(struct vqf_gcli *c, u64 parent, const char *name,
  * changed (fuse_dir_changed).  @parent is still referenced by the caller.
  */
 static int new_entry(struct vqf_gcli *c, u64 parent, const char *name,
-		     const struct fuse_entry_out *e, u64 av)
+		     const struct fuse_entry_out *e, struct asamp *s)
 {
 	int ret = entry_got(c, e, false);
 
 	if (ret || !e->nodeid)
 		return ret;
-	attr_got(c, e->nodeid, &e->attr, av);
-	dentry_set(c, parent, name, e->nodeid);
+	attr_got(c, e->nodeid, &e->attr, s);
+	dentry_set(c, parent, name, e->nodeid, s);
 	attr_inval(c, parent);
 	return 0;
 }
@@ -489,9 +591,10 @@ static int getattr_node(struct vqf_gcli *c, u64 nodeid, u64 fh,
 	struct vqf_gdrv_call cl;
 	struct fuse_getattr_in gi = { 0 };
 	struct fuse_attr_out ao;
-	u64 av = attr_sample(c);
+	struct asamp as;
 	int ret;
 
+	asample(c, nodeid, &as);
 	if (fh) {
 		gi.getattr_flags = FUSE_GETATTR_FH;
 		gi.fh = fh;
@@ -501,7 +604,7 @@ static int getattr_node(struct vqf_gcli *c, u64 nodeid, u64 fh,
 	ret = send(c, &cl);
 	if (ret)
 		return ret;
-	attr_got(c, nodeid, &ao.attr, av);
+	attr_got(c, nodeid, &ao.attr, &as);
 	*a = ao.attr;
 	return 0;
 }
@@ -530,20 +633,38 @@ static int walk_one(struct vqf_gcli *c, u64 dir, const char *name, u64 *out,
 {
 	struct fuse_entry_out e;
 	enum gc_dhit hit = GC_MISS;
-	u64 nid = 0, av;
+	struct asamp as;
+	u64 nid = 0, now = now_ns(c);
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
-	if (caching(c))
-		hit = gc_d_lookup(&c->dc, dir, name, now_ns(c), &nid);
+	if (caching(c) && c->ver_on) {
+		const struct vqf_ver_dentry *dv = NULL;
+
+		/* Proven by the versions, refuted, or up to the timeout. */
+		hit = gc_d_lookup_ver(&c->dc, dir, name, now, &nid, &dv);
+		if (hit != GC_MISS) {
+			enum vqf_ver_state vs = vqf_ver_dentry_check(&c->vt,
+								     dv);
+
+			if (vs == VQF_VER_VALID)
+				STAT_ADD(c, ver_valid, 1);
+			else if (vs == VQF_VER_STALE)
+				STAT_ADD(c, ver_stale, 1);
+			if (vs == VQF_VER_STALE ||
+			    (vs == VQF_VER_UNKNOWN && gc_d_expired(dv, now)))
+				hit = GC_MISS;
+		}
+	} else if (caching(c)) {
+		hit = gc_d_lookup(&c->dc, dir, name, now, &nid);
+	}
 	if (hit == GC_POSITIVE) {
 		struct ginode *i = *ifind(c, nid);
 
 		iref_locked(c, nid);
 		*a = i->ca.attr;
-		*fresh = i->ca.known && i->ca.expire > now_ns(c);
+		*fresh = attr_fresh_locked(c, i, now);
 	}
-	av = c->attr_version;
 	pthread_mutex_unlock(&c->lock);
 	if (hit == GC_POSITIVE) {
 		STAT_ADD(c, dentry_hits, 1);
@@ -556,12 +677,12 @@ static int walk_one(struct vqf_gcli *c, u64 dir, const char *name, u64 *out,
 		iput(c, dir);
 		return -ENOENT;
 	}
-	ret = do_lookup(c, dir, name, &e);
+	ret = do_lookup(c, dir, name, &e, &as);
 	if (ret == -ENOENT)
-		dentry_set(c, dir, name, 0);
+		dentry_set(c, dir, name, 0, &as);
 	if (!ret) {
-		attr_got(c, e.nodeid, &e.attr, av);
-		dentry_set(c, dir, name, e.nodeid);
+		attr_got(c, e.nodeid, &e.attr, &as);
+		dentry_set(c, dir, name, e.nodeid, &as);
 		*a = e.attr;
 		*fresh = true;
 		*out = e.nodeid;
@@ -776,9 +897,9 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	c->ttl = c->cfg.timeout_ns ? c->cfg.timeout_ns : 1000000000ULL;
 	/* The root is never looked up nor forgotten, but has caches. */
 	root = calloc(1, sizeof(*root));
-	if (!root || c->cfg.cache > VQF_GCLI_CACHE_ALWAYS ||
+	if (!root || c->cfg.cache > VQF_GCLI_CACHE_SHARED ||
 	    gc_dcache_init(&c->dc, c->cfg.icache_max, dput_locked, c)) {
-		int ret = root ? (c->cfg.cache > VQF_GCLI_CACHE_ALWAYS ?
+		int ret = root ? (c->cfg.cache > VQF_GCLI_CACHE_SHARED ?
 				  -EINVAL : -ENOMEM) : -ENOMEM;
 
 		free(root);
@@ -788,6 +909,23 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	}
 	root->nodeid = FUSE_ROOT_ID;
 	c->buckets[FUSE_ROOT_ID % GCLI_BUCKETS] = root;
+	/*
+	 * cache=shared needs the table mapped and the device's promise at
+	 * INIT to send the extension; otherwise it is cache=auto.  No reply
+	 * names the root: it has the slot the extension reserves for it.
+	 */
+	vqf_ver_table_init(&c->vt, NULL, 0);
+	if (c->cfg.cache == VQF_GCLI_CACHE_SHARED && c->cfg.ver_base &&
+	    (io->flags2 & VQF_FUSE_INIT_SHARED_VERSION) &&
+	    !vqf_ver_table_init(&c->vt, c->cfg.ver_base, c->cfg.ver_size)) {
+		struct fuse_entryver_out rev = {
+			.version_index = VQF_VER_ROOT_INDEX,
+		};
+		struct vqf_ver_stamp none = { 0 };
+
+		c->ver_on = true;
+		vqf_ver_inode_set_entry(&c->vt, &root->ver, &rev, &none);
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->slock, NULL);
 	if (c->cfg.dax_base) {
@@ -960,7 +1098,9 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 		ret = resolve(c, path, true, true, &parent, name, NULL);
 		if (ret)
 			return ret == -EBUSY ? -EISDIR : ret;
-		ret = do_lookup(c, parent, name, &e);
+		struct asamp as;
+
+		ret = do_lookup(c, parent, name, &e, &as);
 		if (!ret && (flags & O_EXCL)) {
 			iput(c, e.nodeid);
 			iput(c, parent);
@@ -974,20 +1114,22 @@ int vqf_gcli_open(struct vqf_gcli *c, const char *path, int flags,
 				.mode = mode, .umask = 0,
 			};
 			struct fuse_open_out oo;
-			u64 av = attr_sample(c);
 
 			call_init(&cl, FUSE_CREATE, parent);
 			vqf_req_add_in(&cl.req, &ci, sizeof(ci));
 			vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 			vqf_req_add_out(&cl.req, &e, sizeof(e));
 			vqf_req_add_out(&cl.req, &oo, sizeof(oo));
+			asample_entry(c, parent, &cl.req, &as);
 			memset(&e, 0, sizeof(e));
 			ret = send(c, &cl);
-			if (!ret)
-				ret = entry_got(c, &e, true);
 			if (!ret) {
-				attr_got(c, e.nodeid, &e.attr, av);
-				dentry_set(c, parent, name, e.nodeid);
+				asample_reply(c, &cl.req, &as);
+				ret = entry_got(c, &e, true);
+			}
+			if (!ret) {
+				attr_got(c, e.nodeid, &e.attr, &as);
+				dentry_set(c, parent, name, e.nodeid, &as);
 				attr_inval(c, parent);
 			}
 			iput(c, parent);
@@ -1907,7 +2049,7 @@ static int setattr(struct vqf_gcli *c, u64 nodeid,
 {
 	struct vqf_gdrv_call cl;
 	struct fuse_attr_out ao;
-	u64 av;
+	struct asamp as;
 	int ret;
 
 	/*
@@ -1925,7 +2067,7 @@ static int setattr(struct vqf_gcli *c, u64 nodeid,
 	vqf_req_add_out(&cl.req, &ao, sizeof(ao));
 	/* Our own change: whatever was in flight before is older. */
 	attr_inval(c, nodeid);
-	av = attr_sample(c);
+	asample(c, nodeid, &as);
 	ret = send(c, &cl);
 	if (ret)
 		return ret;
@@ -1933,7 +2075,7 @@ static int setattr(struct vqf_gcli *c, u64 nodeid,
 		pages_truncate(c, nodeid, si->size);
 		dax_truncate(c, nodeid, si->size);
 	}
-	attr_got(c, nodeid, &ao.attr, av);
+	attr_got(c, nodeid, &ao.attr, &as);
 	return 0;
 }
 
@@ -2191,7 +2333,8 @@ static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 	char name[NAME_MAX + 1];
 	struct vqf_gdrv_call cl;
 	struct fuse_entry_out e;
-	u64 parent, av;
+	struct asamp as;
+	u64 parent;
 	int ret;
 
 	STAT_ADD(c, calls, 1);
@@ -2205,11 +2348,13 @@ static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 	if (target)
 		vqf_req_add_in(&cl.req, target, (u32)strlen(target) + 1);
 	vqf_req_add_out(&cl.req, &e, sizeof(e));
+	asample_entry(c, parent, &cl.req, &as);
 	memset(&e, 0, sizeof(e));
-	av = attr_sample(c);
 	ret = send(c, &cl);
-	if (!ret)
-		ret = new_entry(c, parent, name, &e, av);
+	if (!ret) {
+		asample_reply(c, &cl.req, &as);
+		ret = new_entry(c, parent, name, &e, &as);
+	}
 	iput(c, parent);
 	return ret;
 }
@@ -2335,7 +2480,8 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	struct fuse_link_in li;
 	struct fuse_entry_out e;
 	struct fuse_attr a;
-	u64 old, parent, av;
+	struct asamp as;
+	u64 old, parent;
 	int ret;
 
 	STAT_ADD(c, calls, 1);
@@ -2356,11 +2502,13 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	vqf_req_add_in(&cl.req, &li, sizeof(li));
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	vqf_req_add_out(&cl.req, &e, sizeof(e));
+	asample_entry(c, parent, &cl.req, &as);
 	memset(&e, 0, sizeof(e));
-	av = attr_sample(c);
 	ret = send(c, &cl);
-	if (!ret)
-		ret = new_entry(c, parent, name, &e, av);
+	if (!ret) {
+		asample_reply(c, &cl.req, &as);
+		ret = new_entry(c, parent, name, &e, &as);
+	}
 	iput(c, parent);
 	iput(c, old);
 	return ret;
@@ -2542,7 +2690,8 @@ int vqf_gcli_statfs(struct vqf_gcli *c, const char *path, struct statvfs *sv)
  * move.  Returns 0 and the last offset, a callback's nonzero value, or
  * -EIO for a malformed reply.
  */
-static int parse_dir(struct vqf_gcli *c, u64 dir, u64 av, const u8 *buf,
+static int parse_dir(struct vqf_gcli *c, u64 dir, struct asamp *ds,
+		     const u8 *buf,
 		     u32 len, bool plus, vqf_gcli_dirent_fn fn, void *ctx,
 		     u64 *last_off)
 {
@@ -2587,8 +2736,8 @@ static int parse_dir(struct vqf_gcli *c, u64 dir, u64 av, const u8 *buf,
 			 */
 			if (e.nodeid && strcmp(name, ".") &&
 			    strcmp(name, "..") && !entry_got(c, &e, false)) {
-				attr_got(c, e.nodeid, &e.attr, av);
-				dentry_set(c, dir, name, e.nodeid);
+				attr_got(c, e.nodeid, &e.attr, ds);
+				dentry_set(c, dir, name, e.nodeid, ds);
 			}
 		} else {
 			st.st_ino = d.ino;
@@ -2633,9 +2782,21 @@ int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
 					   .size = GCLI_DIRBUF };
 		struct vqf_page_desc pd = { .page = page,
 					    .length = GCLI_DIRBUF };
-		u64 prev = off, av = attr_sample(c);
+		u64 prev = off;
+		struct asamp as;
 		u32 got;
 
+		/* No extension on READDIRPLUS (seed 010): its entries are
+		 * proven only through the directory's version.
+		 */
+		asample(c, 0, &as);
+		as.dirplus = true;
+		if (c->ver_on) {
+			pthread_mutex_lock(&c->lock);
+			as.parent = vqf_ver_sample(&c->vt,
+						   &(*ifind(c, nodeid))->ver);
+			pthread_mutex_unlock(&c->lock);
+		}
 		memset(&cl, 0, sizeof(cl));
 		vqf_req_init_read(&cl.req, plus ? FUSE_READDIRPLUS :
 				  FUSE_READDIR, 0, nodeid, &ri, &pd, 1, false);
@@ -2647,7 +2808,7 @@ int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
 			break;
 		/* Parse a private copy: the device may still write. */
 		memcpy(copy, page, got);
-		ret = parse_dir(c, nodeid, av, copy, got, plus, fn, ctx, &off);
+		ret = parse_dir(c, nodeid, &as, copy, got, plus, fn, ctx, &off);
 		if (ret)
 			break;
 		/* A server that never moves on would loop forever. */
@@ -2901,6 +3062,14 @@ void vqf_gcli_get_dax_stats(struct vqf_gcli *c, struct vqf_dax_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (c->dax_on)
 		gdax_stats(&c->dax, out);
+}
+
+bool vqf_gcli_get_ver_stats(struct vqf_gcli *c, struct vqf_ver_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->vt.stats;
+	pthread_mutex_unlock(&c->lock);
+	return c->ver_on;
 }
 
 void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out)

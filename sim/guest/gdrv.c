@@ -1036,7 +1036,7 @@ static int send_init(struct vqf_gdrv *g)
 		   FUSE_FLOCK_LOCKS | FUSE_DO_READDIRPLUS |
 		   FUSE_PARALLEL_DIROPS | FUSE_HANDLE_KILLPRIV |
 		   FUSE_MAX_PAGES | FUSE_INIT_EXT;
-	in.flags2 = 0;
+	in.flags2 = g->cfg.shared_version ? VQF_FUSE_INIT_SHARED_VERSION : 0;
 	vqf_req_init(&c.req, FUSE_INIT, 0, 0);
 	vqf_req_add_in(&c.req, &in, sizeof(in));
 	vqf_req_add_out(&c.req, &g->init_out, sizeof(g->init_out));

@@ -34,6 +34,7 @@
 
 #include "vqf_gdrv.h"
 #include "vqf_dax.h"
+#include "vqf_version.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,6 +48,11 @@ enum vqf_gcli_cache {
 	VQF_GCLI_CACHE_NONE,	/* nothing cached, every change pushed */
 	VQF_GCLI_CACHE_AUTO,	/* metadata expires after timeout_ns */
 	VQF_GCLI_CACHE_ALWAYS,	/* cached until invalidated */
+	/* As auto, but an unchanged version in the device's shared table
+	 * (seed 010) proves a cached entry or attribute valid whatever its
+	 * age, and a changed one refutes it at once.
+	 */
+	VQF_GCLI_CACHE_SHARED,
 };
 
 struct vqf_gcli_cfg {
@@ -69,6 +75,14 @@ struct vqf_gcli_cfg {
 	void *dax_base;
 	u64 dax_window;
 	u64 dax_range;
+	/*
+	 * cache=shared: the device's version table (its shared memory region
+	 * VQF_VIRTIO_FS_SHMCAP_ID_VERSION, read-only) and its size.  Used
+	 * only if the driver asked for it at INIT (vqf_gdrv_cfg.
+	 * shared_version) and the device agreed; otherwise cache=auto.
+	 */
+	const void *ver_base;
+	u64 ver_size;
 };
 
 struct vqf_gcli_stats {
@@ -96,6 +110,11 @@ struct vqf_gcli_stats {
 	u64 dax_reads;		/* read() calls served through the window */
 	u64 dax_writes;		/* write() calls served through the window */
 	u64 dax_extends;	/* SETATTR size before a growing DAX write */
+	/* cache=shared: the table's verdicts (lib's own counters are in
+	 * vqf_gcli_get_ver_stats()).
+	 */
+	u64 ver_valid;		/* checks that proved a cache entry */
+	u64 ver_stale;		/* ...that refuted one */
 };
 
 struct vqf_gcli;
@@ -229,6 +248,8 @@ int vqf_gcli_notify(struct vqf_gcli *c, int code, const void *data,
 void vqf_gcli_get_stats(struct vqf_gcli *c, struct vqf_gcli_stats *out);
 /* lib/vqf_dax's counters (all zero without DAX). */
 void vqf_gcli_get_dax_stats(struct vqf_gcli *c, struct vqf_dax_stats *out);
+/* cache=shared: whether versions are in use, and lib's counters. */
+bool vqf_gcli_get_ver_stats(struct vqf_gcli *c, struct vqf_ver_stats *out);
 
 /* The driver underneath (for raw requests in tests). */
 struct vqf_gdrv *vqf_gcli_drv(struct vqf_gcli *c);

@@ -80,6 +80,10 @@ struct vqf_gdrv_cfg {
 	 * sent INTERRUPTs, repeated every quarter of it (0: 200 ms).
 	 */
 	unsigned int shutdown_grace_ms;
+	/* Ask at INIT for fuse_entryver_out in entry replies
+	 * (VQF_FUSE_INIT_SHARED_VERSION), for a client with cache=shared.
+	 */
+	bool shared_version;
 };
 
 #define VQF_GDRV_OPCODES	64	/* by_opcode[] size; larger ones in [0] */

@@ -10,17 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One guest: its RAM, its device (own queues), driver and client. */
+struct sim_guest {
+	struct vqf_sim *s;
+	struct vqf_gram *ram;
+	struct vqf_fsdev *dev;
+	struct vqf_gdrv *drv;
+	struct vqf_gcli *cli;
+	struct vqf_hub_port *port;
+	struct vqf_gcli *notify_cli;	/* under s->notify_lock */
+};
+
 struct vqf_sim {
 	struct vqf_sim_cfg cfg;
 	struct vqf_pt *pt;
 	struct vqf_ptll *ptll;
 	struct vqf_backend *be;
-	struct vqf_gram *ram;
-	struct vqf_fsdev *dev;
-	struct vqf_gdrv *drv;
-	struct vqf_gcli *cli;
+	struct vqf_hub *hub;		/* several guests or cache=shared */
+	unsigned int nguests;
+	struct sim_guest g[VQF_SIM_MAX_GUESTS];
 	pthread_mutex_t notify_lock;	/* the client notified, vs its free */
-	struct vqf_gcli *notify_cli;
 };
 
 /* The driver's trace points, as vqf_trace events. */
@@ -59,37 +68,148 @@ static const struct vqf_fsdev_dax_ops sim_dax_ops = {
 /* The driver's notifications go to the client, once there is one. */
 static void drv_notify(void *ctx, int code, const void *data, u32 len)
 {
-	struct vqf_sim *s = ctx;
+	struct sim_guest *g = ctx;
 
-	pthread_mutex_lock(&s->notify_lock);
-	if (s->notify_cli)
-		vqf_gcli_notify(s->notify_cli, code, data, len);
-	pthread_mutex_unlock(&s->notify_lock);
+	pthread_mutex_lock(&g->s->notify_lock);
+	if (g->notify_cli)
+		vqf_gcli_notify(g->notify_cli, code, data, len);
+	pthread_mutex_unlock(&g->s->notify_lock);
 }
 
-/* The backend exists before the device: notifications go through here. */
+/*
+ * The backend exists before the devices: notifications go through here,
+ * to every guest (the server cannot tell which caches what).
+ */
 static int sim_notify(void *ctx, const struct iovec *iov, int iovcnt,
 		      size_t len)
 {
 	struct vqf_sim *s = ctx;
+	int ret = -ENOTCONN;
+	unsigned int i;
 
-	if (!s->dev)
-		return -ENOTCONN;
-	return vqf_fsdev_notify(s->dev, iov, iovcnt, len);
+	for (i = 0; i < s->nguests; i++)
+		if (s->g[i].dev)
+			ret = vqf_fsdev_notify(s->g[i].dev, iov, iovcnt, len);
+	return ret;
+}
+
+static int hub_serve(void *ctx, void *req, size_t len,
+		     vqf_backend_reply_fn reply, void *rctx)
+{
+	return vqf_hub_process(ctx, req, len, reply, rctx);
+}
+
+/* Guest @idx: RAM, device, driver, client. */
+static int guest_new(struct vqf_sim *s, unsigned int idx)
+{
+	const struct vqf_sim_cfg *cfg = &s->cfg;
+	struct sim_guest *g = &s->g[idx];
+	struct vqf_fsdev_cfg dc = { 0 };
+	struct vqf_gcli_cfg cc = cfg->cli;
+	struct vqf_gdrv_cfg gc;
+	int ret;
+
+	g->s = s;
+	g->ram = vqf_gram_new(cfg->ram);
+	if (!g->ram)
+		return -ENOMEM;
+	dc.tag = cfg->tag ? cfg->tag : "vqfuse";
+	dc.num_request_queues = cfg->queues ? cfg->queues : 1;
+	dc.queue_size_max = 1024;
+	dc.threads = cfg->threads;
+	dc.notify_buf_size = cfg->notification ? 4096 : 0;
+	dc.be = s->be;
+	if (s->hub) {
+		ret = vqf_hub_port_new(s->hub, &g->port);
+		if (ret)
+			return ret;
+		dc.serve = hub_serve;
+		dc.serve_ctx = g->port;
+		dc.ver_table = vqf_hub_table(s->hub, &dc.ver_table_size);
+	}
+	dc.inline_kick = cfg->inline_kick;
+	if (cfg->trace && !idx) {
+		dc.trace = dev_trace;
+		dc.trace_ctx = cfg->trace;
+	}
+	dc.faults = cfg->faults;
+	dc.dax_window = cfg->dax_window;
+	if (s->pt) {
+		dc.dax_ops = &sim_dax_ops;
+		dc.dax_ctx = s->pt;
+	}
+	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(g->ram), &g->dev);
+	if (ret)
+		return ret;
+	gc = cfg->drv;
+	gc.request_queues = dc.num_request_queues;
+	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
+	gc.notification = cfg->notification;
+	gc.poll = gc.poll || cfg->inline_kick;
+	gc.shared_version = cfg->cli.cache == VQF_GCLI_CACHE_SHARED &&
+			    dc.ver_table;
+	if (!gc.notify) {
+		gc.notify = drv_notify;
+		gc.notify_ctx = g;
+	}
+	if (cfg->trace && !gc.trace && !idx) {
+		gc.trace = drv_trace;
+		gc.trace_ctx = cfg->trace;
+	}
+	ret = vqf_gdrv_new(&gc, g->dev, g->ram, &g->drv);
+	if (ret)
+		return ret;
+	if (cfg->dax_guest) {
+		ret = vqf_fsdev_shm(g->dev, VQF_VIRTIO_FS_SHMCAP_ID_CACHE,
+				    &cc.dax_base, &cc.dax_window);
+		if (ret)
+			return ret;
+		cc.dax_range = cfg->dax_range;
+	}
+	if (gc.shared_version) {
+		void *base;
+
+		ret = vqf_fsdev_shm(g->dev, VQF_VIRTIO_FS_SHMCAP_ID_VERSION,
+				    &base, &cc.ver_size);
+		if (ret)
+			return ret;
+		cc.ver_base = base;
+	}
+	ret = vqf_gcli_new(g->drv, &cc, &g->cli);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&s->notify_lock);
+	g->notify_cli = g->cli;
+	pthread_mutex_unlock(&s->notify_lock);
+	return 0;
+}
+
+static void guest_free(struct sim_guest *g)
+{
+	pthread_mutex_lock(&g->s->notify_lock);
+	g->notify_cli = NULL;
+	pthread_mutex_unlock(&g->s->notify_lock);
+	vqf_gcli_free(g->cli);
+	if (g->drv)
+		vqf_gdrv_free(g->drv);
+	vqf_fsdev_free(g->dev);
+	g->dev = NULL;
+	/* After the device: nothing of the port's is in the backend now. */
+	vqf_hub_port_free(g->port);
+	vqf_gram_free(g->ram);
 }
 
 int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 {
 	struct vqf_backend_config bc = { 0 };
-	struct vqf_fsdev_cfg dc = { 0 };
-	struct vqf_gdrv_cfg gc;
 	const struct fuse_lowlevel_ops *ops;
 	struct vqf_sim *s;
+	unsigned int i;
 	size_t op_size;
 	void *ud;
 	int ret;
 
-	if (!cfg || !cfg->shared || !out)
+	if (!cfg || !cfg->shared || !out || cfg->guests > VQF_SIM_MAX_GUESTS)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -134,65 +254,21 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 		ret = -errno;
 		goto fail;
 	}
-	s->ram = vqf_gram_new(cfg->ram);
-	if (!s->ram) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	dc.tag = cfg->tag ? cfg->tag : "vqfuse";
-	dc.num_request_queues = cfg->queues ? cfg->queues : 1;
-	dc.queue_size_max = 1024;
-	dc.threads = cfg->threads;
-	dc.notify_buf_size = cfg->notification ? 4096 : 0;
-	dc.be = s->be;
-	dc.inline_kick = cfg->inline_kick;
-	if (cfg->trace) {
-		dc.trace = dev_trace;
-		dc.trace_ctx = cfg->trace;
-	}
-	dc.faults = cfg->faults;
-	dc.dax_window = cfg->dax_window;
-	if (s->pt) {
-		dc.dax_ops = &sim_dax_ops;
-		dc.dax_ctx = s->pt;
-	}
-	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(s->ram), &s->dev);
-	if (ret)
-		goto fail;
-	gc = cfg->drv;
-	gc.request_queues = dc.num_request_queues;
-	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
-	gc.notification = cfg->notification;
-	gc.poll = gc.poll || cfg->inline_kick;
-	if (!gc.notify) {
-		gc.notify = drv_notify;
-		gc.notify_ctx = s;
-	}
-	if (cfg->trace && !gc.trace) {
-		gc.trace = drv_trace;
-		gc.trace_ctx = cfg->trace;
-	}
-	ret = vqf_gdrv_new(&gc, s->dev, s->ram, &s->drv);
-	if (ret)
-		goto fail;
-	{
-		struct vqf_gcli_cfg cc = cfg->cli;
+	s->nguests = cfg->guests ? cfg->guests : 1;
+	if (s->nguests > 1 || cfg->cli.cache == VQF_GCLI_CACHE_SHARED) {
+		struct vqf_hub_cfg hc = cfg->hub;
 
-		if (cfg->dax_guest) {
-			ret = vqf_fsdev_shm(s->dev,
-					    VQF_VIRTIO_FS_SHMCAP_ID_CACHE,
-					    &cc.dax_base, &cc.dax_window);
-			if (ret)
-				goto fail;
-			cc.dax_range = cfg->dax_range;
-		}
-		ret = vqf_gcli_new(s->drv, &cc, &s->cli);
+		hc.be = s->be;
+		hc.root = cfg->shared;
+		ret = vqf_hub_new(&hc, &s->hub);
+		if (ret)
+			goto fail;
 	}
-	if (ret)
-		goto fail;
-	pthread_mutex_lock(&s->notify_lock);
-	s->notify_cli = s->cli;
-	pthread_mutex_unlock(&s->notify_lock);
+	for (i = 0; i < s->nguests; i++) {
+		ret = guest_new(s, i);
+		if (ret)
+			goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -202,18 +278,15 @@ fail:
 
 void vqf_sim_free(struct vqf_sim *s)
 {
+	unsigned int i;
+
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->notify_lock);
-	s->notify_cli = NULL;
-	pthread_mutex_unlock(&s->notify_lock);
-	vqf_gcli_free(s->cli);
-	if (s->drv)
-		vqf_gdrv_free(s->drv);
-	vqf_fsdev_free(s->dev);
-	s->dev = NULL;
+	for (i = s->nguests; i--;)
+		guest_free(&s->g[i]);
+	s->nguests = 0;
+	vqf_hub_free(s->hub);
 	vqf_backend_free(s->be);
-	vqf_gram_free(s->ram);
 	vqf_pt_free(s->pt);
 	if (s->ptll)
 		vqf_ptll_free(s->ptll);
@@ -223,17 +296,42 @@ void vqf_sim_free(struct vqf_sim *s)
 
 struct vqf_gcli *vqf_sim_cli(struct vqf_sim *s)
 {
-	return s->cli;
+	return s->g[0].cli;
 }
 
 struct vqf_gdrv *vqf_sim_drv(struct vqf_sim *s)
 {
-	return s->drv;
+	return s->g[0].drv;
 }
 
 struct vqf_fsdev *vqf_sim_dev(struct vqf_sim *s)
 {
-	return s->dev;
+	return s->g[0].dev;
+}
+
+unsigned int vqf_sim_guests(struct vqf_sim *s)
+{
+	return s->nguests;
+}
+
+struct vqf_gcli *vqf_sim_cli_n(struct vqf_sim *s, unsigned int i)
+{
+	return i < s->nguests ? s->g[i].cli : NULL;
+}
+
+struct vqf_gdrv *vqf_sim_drv_n(struct vqf_sim *s, unsigned int i)
+{
+	return i < s->nguests ? s->g[i].drv : NULL;
+}
+
+struct vqf_fsdev *vqf_sim_dev_n(struct vqf_sim *s, unsigned int i)
+{
+	return i < s->nguests ? s->g[i].dev : NULL;
+}
+
+struct vqf_hub *vqf_sim_hub(struct vqf_sim *s)
+{
+	return s->hub;
 }
 
 struct vqf_backend *vqf_sim_backend(struct vqf_sim *s)
@@ -248,13 +346,23 @@ struct vqf_pt *vqf_sim_pt(struct vqf_sim *s)
 
 void vqf_sim_get_stats(struct vqf_sim *s, struct vqf_sim_stats *out)
 {
+	vqf_sim_get_stats_n(s, 0, out);
+}
+
+void vqf_sim_get_stats_n(struct vqf_sim *s, unsigned int i,
+			 struct vqf_sim_stats *out)
+{
+	struct sim_guest *g = i < s->nguests ? &s->g[i] : NULL;
+
 	memset(out, 0, sizeof(*out));
-	if (s->cli)
-		vqf_gcli_get_stats(s->cli, &out->cli);
-	if (s->drv)
-		vqf_gdrv_get_stats(s->drv, &out->drv);
-	if (s->dev)
-		vqf_fsdev_get_stats(s->dev, &out->dev);
+	if (g && g->cli)
+		vqf_gcli_get_stats(g->cli, &out->cli);
+	if (g && g->drv)
+		vqf_gdrv_get_stats(g->drv, &out->drv);
+	if (g && g->dev)
+		vqf_fsdev_get_stats(g->dev, &out->dev);
+	if (s->hub)
+		vqf_hub_get_stats(s->hub, &out->hub);
 	if (s->be)
 		vqf_backend_get_stats(s->be, &out->be);
 	if (s->pt)

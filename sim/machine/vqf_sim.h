@@ -14,6 +14,7 @@
 #define VQF_SIM_H
 
 #include "vqf_gcli.h"
+#include "vqf_hub.h"
 #include "vqf_trace.h"
 #include "vqf_passthrough.h"
 
@@ -56,6 +57,15 @@ struct vqf_sim_cfg {
 	 */
 	bool dax_guest;
 	u64 dax_range;
+	/*
+	 * Guests on the one backend (0: 1; at most VQF_SIM_MAX_GUESTS), each
+	 * with its own RAM, device, driver and client built from the fields
+	 * above.  With more than one, or with cli.cache = shared, the devices
+	 * serve through a vqf_hub, which keeps the shared version table;
+	 * @hub configures it (be and root are filled in here).
+	 */
+	unsigned int guests;
+	struct vqf_hub_cfg hub;
 	/* Extra libfuse options for the backend (e.g. "-d"). */
 	int fuse_argc;
 	const char *const *fuse_argv;
@@ -67,7 +77,10 @@ struct vqf_sim_stats {
 	struct vqf_fsdev_stats dev;
 	struct vqf_backend_stats be;
 	struct vqf_pt_stats pt;		/* zero for passthrough_ll */
+	struct vqf_hub_stats hub;	/* zero without a hub */
 };
+
+#define VQF_SIM_MAX_GUESTS	VQF_HUB_MAX_PORTS
 
 struct vqf_sim;
 
@@ -76,12 +89,24 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out);
 /* Client, driver (DESTROY, reset), device, backend, RAM: in that order. */
 void vqf_sim_free(struct vqf_sim *s);
 
+/* Guest 0's parts. */
 struct vqf_gcli *vqf_sim_cli(struct vqf_sim *s);
 struct vqf_gdrv *vqf_sim_drv(struct vqf_sim *s);
 struct vqf_fsdev *vqf_sim_dev(struct vqf_sim *s);
+/* Guest @i's parts (NULL past the last guest). */
+unsigned int vqf_sim_guests(struct vqf_sim *s);
+struct vqf_gcli *vqf_sim_cli_n(struct vqf_sim *s, unsigned int i);
+struct vqf_gdrv *vqf_sim_drv_n(struct vqf_sim *s, unsigned int i);
+struct vqf_fsdev *vqf_sim_dev_n(struct vqf_sim *s, unsigned int i);
+/* The hub, NULL with one guest not using cache=shared. */
+struct vqf_hub *vqf_sim_hub(struct vqf_sim *s);
 struct vqf_backend *vqf_sim_backend(struct vqf_sim *s);
 struct vqf_pt *vqf_sim_pt(struct vqf_sim *s);	/* NULL for ptll */
 
+/* Guest 0's counters and the shared parts'. */
 void vqf_sim_get_stats(struct vqf_sim *s, struct vqf_sim_stats *out);
+/* Guest @i's counters and the shared parts'. */
+void vqf_sim_get_stats_n(struct vqf_sim *s, unsigned int i,
+			 struct vqf_sim_stats *out);
 
 #endif /* VQF_SIM_H */
