@@ -20,6 +20,7 @@
 #include "e2e.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -356,6 +357,305 @@ static void test_matrix_shared(void **state)
 	matrix(VQF_GCLI_CACHE_SHARED);
 }
 
+/* A 2-guest machine with cache=shared for guest A and hub settings. */
+static struct e2e *shared_machine(const struct vqf_hub_cfg *hub,
+				  unsigned int icache_max)
+{
+	struct vqf_sim_cfg cfg = { 0 };
+	struct e2e *e = NULL;
+
+	clk = 1000 * SEC;
+	cfg.guests = 2;
+	cfg.inline_kick = true;
+	cfg.cli.cache = VQF_GCLI_CACHE_SHARED;
+	cfg.cli.timeout_ns = SEC;
+	cfg.cli.clock = fake_clock;
+	cfg.cli.clock_arg = &clk;
+	cfg.cli.icache_max = icache_max;
+	if (hub)
+		cfg.hub = *hub;
+	assert_int_equal(e2e_new(&e, &cfg, VQF_SIM_FS_VQFUSE), 0);
+	return e;
+}
+
+static struct vqf_hub_stats hub_stats(struct e2e *e)
+{
+	struct vqf_hub_stats hs;
+
+	vqf_hub_get_stats(vqf_sim_hub(e->s), &hs);
+	return hs;
+}
+
+/*
+ * Without a slot (table full, or an index A refuses) guest A falls back
+ * to its timeout: a change by B shows once the timeout passed, and the
+ * cached answer before that is the one cache=auto would give.
+ */
+static void check_timeout_fallback(struct e2e *e, const char *name)
+{
+	struct vqf_gcli *a = vqf_sim_cli(e->s);
+	struct vqf_gcli *b = vqf_sim_cli_n(e->s, 1);
+	struct stat st;
+	u64 r0;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, name), "abc", 3, 0644),
+			 0);
+	settle(e);
+	assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	r0 = requests(e, 0);
+	assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	assert_int_equal(requests(e, 0), r0);	/* within the timeout */
+	assert_int_equal(vqf_gcli_chmod(b, name, 0600), 0);
+	settle(e);
+	assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);	/* as cache=auto */
+	clk += 2 * SEC;
+	assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void out_of_range(void *ctx, struct fuse_entryver_out *ev)
+{
+	const u64 *bad = ctx;
+
+	ev->version_index = *bad;
+}
+
+/* Hostile indices: refused before any address is formed, counted. */
+static void test_hostile_index(void **state)
+{
+	static const u64 bad_index[] = {
+		65536, 65536 + 7, 1ULL << 61, ~0ULL,
+	};
+	unsigned int k;
+
+	for (k = 0; k < sizeof(bad_index) / sizeof(bad_index[0]); k++) {
+		struct vqf_hub_cfg hc = {
+			.entryver_hook = out_of_range,
+			.hook_ctx = (void *)&bad_index[k],
+		};
+		struct e2e *e = shared_machine(&hc, 0);
+		struct vqf_ver_stats vs;
+
+		check_timeout_fallback(e, "hostile");
+		assert_true(vqf_gcli_get_ver_stats(vqf_sim_cli(e->s), &vs));
+		assert_true(vs.index_out_of_range > 0);
+		assert_int_equal(e2e_free(e), 0);
+	}
+}
+
+static void future_version(void *ctx, struct fuse_entryver_out *ev)
+{
+	ev->initial_version += 1000000;
+}
+
+/* A version ahead of its slot: the table went backwards; never trusted. */
+static void test_backward_version(void **state)
+{
+	struct vqf_hub_cfg hc = { .entryver_hook = future_version };
+	struct e2e *e = shared_machine(&hc, 0);
+	struct vqf_ver_stats vs;
+	struct stat st;
+	u64 r0;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, "f"), "abc", 3, 0644),
+			 0);
+	settle(e);
+	assert_int_equal(vqf_gcli_lstat(vqf_sim_cli(e->s), "f", &st), 0);
+	assert_true(vqf_gcli_get_ver_stats(vqf_sim_cli(e->s), &vs));
+	assert_true(vs.backward > 0);
+	/* Not proven valid: a later look goes to the device... */
+	assert_int_equal(vqf_gcli_chmod(vqf_sim_cli_n(e->s, 1), "f", 0600),
+			 0);
+	r0 = requests(e, 0);
+	assert_int_equal(vqf_gcli_lstat(vqf_sim_cli(e->s), "f", &st), 0);
+	/* ...and sees the change (GETATTR with a version it can trust). */
+	assert_true(requests(e, 0) > r0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/* A full table: later inodes live on timeouts, never on wrong answers. */
+static void test_table_full(void **state)
+{
+	struct vqf_hub_cfg hc = { .nr_slots = 4 };
+	struct e2e *e = shared_machine(&hc, 0);
+	struct vqf_gcli *a = vqf_sim_cli(e->s);
+	struct vqf_hub_stats hs;
+	struct stat st;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "full-%d", i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
+						0644), 0);
+		settle(e);
+		assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	}
+	hs = hub_stats(e);
+	assert_true(hs.ver.table_full > 0);
+	assert_true(hs.unversioned > 0);
+	check_timeout_fallback(e, "full-late");
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/* Slots go back when the last guest forgets the inode, and are reused. */
+static void test_slot_recycle(void **state)
+{
+	struct e2e *e = shared_machine(NULL, 4);
+	struct vqf_gcli *a = vqf_sim_cli(e->s);
+	struct vqf_hub_stats hs;
+	struct stat st;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "r-%d", i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
+						0644), 0);
+		assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
+	}
+	/* The client keeps 4 unused inodes: the rest were forgotten. */
+	assert_int_equal(vqf_gdrv_forget_flush(vqf_sim_drv(e->s)), 0);
+	hs = hub_stats(e);
+	assert_true(hs.ver.released > 0);
+	assert_true(hs.nodes < 64);
+	assert_int_equal(hs.forget_clamped, 0);
+	assert_int_equal(hs.forget_unknown, 0);
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/* One guest cannot forget what only another looked up. */
+static void test_forget_clamped(void **state)
+{
+	struct e2e *e = shared_machine(NULL, 0);
+	struct vqf_gdrv *mine = e->g;
+	struct fuse_attr attr;
+	struct vqf_hub_stats hs;
+	u64 nodeid;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, "held"), "x", 1, 0644),
+			 0);
+	assert_int_equal(vqf_gcli_get_nodeid(vqf_sim_cli(e->s), "held",
+					     &nodeid), 0);
+	/* Guest B forgets 1000 lookups of it: it holds none. */
+	e->g = vqf_sim_drv_n(e->s, 1);
+	assert_int_equal(raw_forget(e, nodeid, 1000), 0);
+	e->g = mine;
+	hs = hub_stats(e);
+	assert_int_equal(hs.forget_clamped, 1);
+	/* The server still knows the inode A holds. */
+	assert_int_equal(raw_getattr(e, nodeid, &attr), 0);
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/*
+ * Two guests, two threads each, creating, changing and removing a small
+ * set of names at random while looking at them.  Afterwards every guest
+ * must see exactly what the host has, for every name: no stale answer
+ * survives the changes, whoever made them.
+ */
+#define STRESS_NAMES	12
+
+struct stress {
+	struct e2e *e;
+	unsigned int guest, seed, iters;
+	int errors;
+};
+
+static void *stress_main(void *arg)
+{
+	struct stress *t = arg;
+	struct vqf_gcli *c = vqf_sim_cli_n(t->e->s, t->guest);
+	unsigned int i, seed = t->seed;
+	char name[32], to[32];
+	struct stat st;
+	int fd, ret;
+
+	for (i = 0; i < t->iters; i++) {
+		unsigned int k = (unsigned int)rand_r(&seed) % STRESS_NAMES;
+
+		snprintf(name, sizeof(name), "s%u", k);
+		snprintf(to, sizeof(to), "s%u",
+			 (unsigned int)rand_r(&seed) % STRESS_NAMES);
+		switch (rand_r(&seed) % 7) {
+		case 0:
+			fd = vqf_gcli_open(c, name, O_CREAT | O_WRONLY, 0644);
+			if (fd >= 0)
+				vqf_gcli_close(c, fd);
+			else if (fd != -ENOENT && fd != -EEXIST)
+				t->errors++;
+			break;
+		case 1:
+			ret = vqf_gcli_unlink(c, name);
+			if (ret && ret != -ENOENT)
+				t->errors++;
+			break;
+		case 2:
+			ret = vqf_gcli_rename(c, name, to, 0);
+			if (ret && ret != -ENOENT)
+				t->errors++;
+			break;
+		case 3:
+			ret = vqf_gcli_chmod(c, name, 0600 | (i & 044));
+			if (ret && ret != -ENOENT)
+				t->errors++;
+			break;
+		case 4:
+			ret = vqf_gcli_truncate(c, name, i % 100);
+			if (ret && ret != -ENOENT)
+				t->errors++;
+			break;
+		default:
+			ret = vqf_gcli_lstat(c, name, &st);
+			if (ret && ret != -ENOENT)
+				t->errors++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_stress_converges(void **state)
+{
+	struct e2e *e = shared_machine(NULL, 0);
+	struct stress t[4];
+	pthread_t thr[4];
+	char n[2][64];
+	unsigned int i, g, k;
+
+	for (i = 0; i < 4; i++) {
+		t[i].e = e;
+		t[i].guest = i / 2;
+		t[i].seed = e2e_seed() + i;
+		t[i].iters = e2e_slow() ? 100 : 2000;
+		t[i].errors = 0;
+		assert_int_equal(pthread_create(&thr[i], NULL, stress_main,
+						&t[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(thr[i], NULL);
+		assert_int_equal(t[i].errors, 0);
+	}
+	settle(e);
+	/* Guest B runs cache=shared too: both must agree with the host. */
+	for (k = 0; k < STRESS_NAMES; k++) {
+		struct view hv, gv;
+
+		snprintf(n[0], 64, "s%u", k);
+		snprintf(n[1], 64, "s%u", (k + 1) % STRESS_NAMES);
+		hv = host_view(e, n);
+		for (g = 0; g < 2; g++) {
+			gv = guest_view(vqf_sim_cli_n(e->s, g), n);
+			if (!same(&gv, &hv))
+				fail_msg("guest %u sees s%u stale", g, k);
+		}
+	}
+	assert_int_equal(e2e_free(e), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +663,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_matrix_auto),
 		cmocka_unit_test(test_matrix_always),
 		cmocka_unit_test(test_matrix_shared),
+		cmocka_unit_test(test_hostile_index),
+		cmocka_unit_test(test_backward_version),
+		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_slot_recycle),
+		cmocka_unit_test(test_forget_clamped),
+		cmocka_unit_test(test_stress_converges),
 	};
 
 	e2e_pick_fs(argc, argv);
