@@ -52,7 +52,8 @@ struct fsq {
 	/* Fault plan state, request queues only; reset by start(). */
 	u64 seq;		/* chains popped: the plan's clock (pop_lock) */
 	u64 rolled;		/* pre-pop faults rolled for chains < this */
-	u16 popped;		/* avail entries consumed, mod 2^16 */
+	u16 popped;		/* next avail entry to pop, mod 2^16 */
+	u16 base_avail, base_used;	/* where start() begins (vhost-user) */
 	const __le16 *avail_idx;	/* the driver's avail->idx */
 	u32 stall_left;		/* pop attempts still ignored */
 	u32 fill_want;		/* no pops until this many chains wait */
@@ -541,10 +542,42 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 		q->addr = *addr;
 		q->kick_fd = kick_fd;
 		q->call_fd = call_fd;
+		q->base_avail = q->base_used = 0;
+		q->popped = 0;
 		q->set = true;
 	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;
+}
+
+int vqf_fsdev_set_queue_base(struct vqf_fsdev *d, unsigned int idx,
+			     u16 last_avail, u16 used)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (!(d->status & VQF_S_FEATURES_OK) ||
+	    (d->status & VQF_S_DRIVER_OK))
+		ret = -EPERM;
+	else if (idx >= d->nq || !d->q[idx].set)
+		ret = -ENOENT;
+	else {
+		d->q[idx].base_avail = last_avail;
+		d->q[idx].base_used = used;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+int vqf_fsdev_queue_avail_idx(struct vqf_fsdev *d, unsigned int idx, u16 *out)
+{
+	if (idx >= FSDEV_MAX_QUEUES)
+		return -ENOENT;
+	pthread_mutex_lock(&d->lock);
+	/* Read when the queue's thread has stopped (the caller's part). */
+	*out = d->q[idx].popped;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 u8 vqf_fsdev_get_status(const struct vqf_fsdev *d)
@@ -1562,6 +1595,8 @@ static int start(struct vqf_fsdev *d)
 			.features = d->features & VQF_VRING_FEATURES,
 			.addr = q->addr,
 			.mem = d->mem,
+			.last_avail_idx = q->base_avail,
+			.used_idx = q->base_used,
 			.stats = &q->vs,
 		};
 
@@ -1572,7 +1607,7 @@ static int start(struct vqf_fsdev *d)
 		q->seg_cap = q->num + 16 < FSDEV_SEG_CAP ? q->num + 16 :
 			     FSDEV_SEG_CAP;
 		q->seq = q->rolled = q->releases = 0;
-		q->popped = 0;
+		q->popped = q->base_avail;
 		q->stall_left = q->fill_want = q->fill_ticks_left = 0;
 		q->deferred = q->dup_done = q->call_owed = false;
 		q->avail_idx = vqf_gmem_ptr(d->mem, q->addr.avail + 2, 2);

@@ -241,6 +241,26 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 			int kick_fd, int call_fd);
 
 /*
+ * Where queue @idx (already described with vqf_fsdev_set_queue(), same
+ * state) starts: the first avail entry to pop and the next used entry to
+ * write, as vhost-user's SET_VRING_BASE (vqf_fsdev_set_queue() sets both
+ * to 0).  Returns 0; -EPERM in another state; -ENOENT for a queue not
+ * described.
+ */
+int vqf_fsdev_set_queue_base(struct vqf_fsdev *d, unsigned int idx,
+			     u16 last_avail, u16 used);
+
+/*
+ * The avail index queue @idx would resume at: its base plus the chains
+ * popped since DRIVER_OK (vhost-user's GET_VRING_BASE).  Meaningful while
+ * the queue's thread is not running, i.e. after a reset, where it stays
+ * until the queue is described again.  Chains popped but not yet pushed
+ * when the reset came are counted as consumed: they are dropped.
+ * Returns 0, -ENOENT for an index past the device's queue table.
+ */
+int vqf_fsdev_queue_avail_idx(struct vqf_fsdev *d, unsigned int idx, u16 *out);
+
+/*
  * Writes the status byte (virtio 1.2, 3.1.1).  0 resets the device: its
  * threads stop, every chain it holds is dropped without being pushed (the
  * driver takes them back with vqf_vring_drv_detach_unused()), the FUSE
