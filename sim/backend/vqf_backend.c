@@ -52,6 +52,12 @@ struct shard {
 struct vqf_backend {
 	struct fuse_session *se;
 	int fd;
+	/* What a new session after DESTROY is made of (renew()). */
+	const struct fuse_lowlevel_ops *op;
+	size_t op_size;
+	void *userdata;
+	int argc;
+	char **argv;
 	vqf_backend_notify_fn notify;
 	void *notify_ctx;
 
@@ -352,6 +358,21 @@ struct vqf_backend *vqf_backend_new(const struct fuse_lowlevel_ops *op,
 	err = -reg_add(be);
 	if (err)
 		goto fail;
+	be->op = op;
+	be->op_size = op_size;
+	be->userdata = userdata;
+	be->argc = cfg ? cfg->argc : 0;
+	be->argv = calloc(be->argc + 1, sizeof(char *));
+	for (i = 0; be->argv && i < be->argc; i++) {
+		be->argv[i] = strdup(cfg->argv[i]);
+		if (!be->argv[i]) {
+			/* No copy: an INIT after DESTROY gets ENOMEM. */
+			while (i--)
+				free(be->argv[i]);
+			free(be->argv);
+			be->argv = NULL;
+		}
+	}
 	fuse_opt_free_args(&args);
 	return be;
 
@@ -376,6 +397,9 @@ void vqf_backend_free(struct vqf_backend *be)
 		return;
 	reg_del(be);
 	fuse_session_destroy(be->se);
+	for (i = 0; be->argv && be->argv[i]; i++)
+		free(be->argv[i]);
+	free(be->argv);
 	for (i = 0; i < VQF_BE_SHARDS; i++) {
 		for (j = 0; j < VQF_BE_BUCKETS; j++) {
 			struct inflight *e = be->shards[i].bucket[j], *n;
@@ -390,6 +414,50 @@ void vqf_backend_free(struct vqf_backend *be)
 	pthread_rwlock_destroy(&be->gate);
 	pthread_mutex_destroy(&be->stats_lock);
 	free(be);
+}
+
+/*
+ * A fresh libfuse session for an INIT after DESTROY (gate held for
+ * writing): a virtio-fs guest unmounts with DESTROY and mounts again with
+ * INIT on the same device, which libfuse's session does not take.  The
+ * filesystem (userdata) stays.  0 or a negative errno.
+ */
+static int renew(struct vqf_backend *be)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL, *old;
+	int i, fd = -1, err = -ENOMEM;
+
+	if (!be->argv || fuse_opt_add_arg(&args, "vqfsim-backend"))
+		goto out;
+	for (i = 0; i < be->argc; i++)
+		if (!be->argv[i] || fuse_opt_add_arg(&args, be->argv[i]))
+			goto out;
+	se = fuse_session_new(&args, be->op, be->op_size, be->userdata);
+	if (!se)
+		goto out;
+	fd = eventfd(0, EFD_CLOEXEC);
+	if (fd < 0 || fuse_session_custom_io(se, &be_io, fd))
+		goto out;
+	/* be_writev() finds the backend by fd. */
+	pthread_mutex_lock(&reg_lock);
+	old = be->se;
+	be->se = se;
+	be->fd = fd;
+	pthread_mutex_unlock(&reg_lock);
+	fuse_session_destroy(old);	/* closes the old fd */
+	se = NULL;
+	fd = -1;
+	be->got_init = be->init_replied_ok = be->destroyed = false;
+	be->setxattr_ext = false;
+	err = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	return err;
 }
 
 /* Answers a refused request with @err, if it takes an answer. */
@@ -475,6 +543,14 @@ int vqf_backend_process(struct vqf_backend *be, const void *req, size_t len,
 		pthread_rwlock_unlock(&be->gate);
 		pthread_rwlock_wrlock(&be->gate);
 		exclusive = true;
+	}
+	if (be->destroyed && in.opcode == FUSE_INIT) {
+		if (renew(be)) {
+			STAT_INC(be, nomem);
+			ret = refuse(&in, ENOMEM, reply, ctx);
+			goto out_unlock;
+		}
+		STAT_INC(be, sessions);
 	}
 	if (be->destroyed) {
 		STAT_INC(be, after_destroy);

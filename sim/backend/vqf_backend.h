@@ -88,6 +88,7 @@ struct vqf_backend_stats {
 	uint64_t unsupported;	/* -ENOSYS: opcode the backend cannot check */
 	uint64_t old_protocol;	/* -EPROTO: INIT below 7.12 */
 	uint64_t after_destroy;	/* -ENOTCONN: request after DESTROY */
+	uint64_t sessions;	/* INIT after DESTROY: a fresh session */
 	uint64_t nomem;		/* -ENOMEM */
 	/* Answered by libfuse with an error, counted here: */
 	uint64_t before_init;	/* EIO: first request was not INIT */
