@@ -1,0 +1,1025 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vhost.c - vqf_fsdev as a vhost-user back-end (see vqf_vhost.h).
+ *
+ * One thread (the caller of vqf_vhost_serve()) reads and handles the
+ * front-end's messages; the device's own threads serve the rings.  The
+ * guest memory map (vh->mem) and the ring descriptions change only while
+ * the device is stopped, so its threads read them without locks.
+ */
+#define _GNU_SOURCE
+#include "vqf_vhost.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "vqf_gmem.h"
+
+struct vhring {
+	u32 num;		/* 0: not set */
+	bool addr_set, enabled, running;
+	struct vqf_vhost_addr ua;	/* front-end addresses */
+	u16 base;		/* next avail entry (SET/GET_VRING_BASE) */
+	int kick_fd;		/* -1: none */
+	int call_fd;		/* always open: the device writes it */
+	int err_fd;		/* -1: none (never written) */
+};
+
+struct vhregion {
+	struct vqf_vhost_region r;
+	void *map;		/* mmap of [0, mmap_offset + size) */
+	size_t map_len;
+};
+
+struct vqf_vhost {
+	struct vqf_vhost_cfg cfg;
+	struct vqf_fsdev *dev;
+	struct vqf_gmem mem;	/* what the device sees */
+	struct vhregion reg[VQF_VHOST_MAX_REGIONS];
+	unsigned int nreg;
+	bool mem_set;
+	u64 offered, features;
+	bool features_set;
+	u64 protocol;
+	unsigned int nq;	/* rings: 1 + request queues */
+	bool running;
+	struct vhring ring[VQF_VHOST_MAX_QUEUES];
+
+	pthread_mutex_t slock;
+	struct vqf_vhost_stats st;
+	u64 popped[VQF_VHOST_MAX_QUEUES];	/* atomics, from the trace */
+};
+
+#define PF_OFFERED	((1ull << VQF_VHOST_PF_MQ) | \
+			 (1ull << VQF_VHOST_PF_REPLY_ACK))
+
+static const char *const req_names[VQF_VHOST_REQUEST_MAX] = {
+	[1] = "GET_FEATURES", [2] = "SET_FEATURES", [3] = "SET_OWNER",
+	[4] = "RESET_OWNER", [5] = "SET_MEM_TABLE", [6] = "SET_LOG_BASE",
+	[7] = "SET_LOG_FD", [8] = "SET_VRING_NUM", [9] = "SET_VRING_ADDR",
+	[10] = "SET_VRING_BASE", [11] = "GET_VRING_BASE",
+	[12] = "SET_VRING_KICK", [13] = "SET_VRING_CALL",
+	[14] = "SET_VRING_ERR", [15] = "GET_PROTOCOL_FEATURES",
+	[16] = "SET_PROTOCOL_FEATURES", [17] = "GET_QUEUE_NUM",
+	[18] = "SET_VRING_ENABLE", [19] = "SEND_RARP", [20] = "NET_SET_MTU",
+	[21] = "SET_BACKEND_REQ_FD", [22] = "IOTLB_MSG",
+	[23] = "SET_VRING_ENDIAN", [24] = "GET_CONFIG", [25] = "SET_CONFIG",
+	[26] = "CREATE_CRYPTO_SESSION", [27] = "CLOSE_CRYPTO_SESSION",
+	[28] = "POSTCOPY_ADVISE", [29] = "POSTCOPY_LISTEN",
+	[30] = "POSTCOPY_END", [31] = "GET_INFLIGHT_FD",
+	[32] = "SET_INFLIGHT_FD", [33] = "GPU_SET_SOCKET",
+	[34] = "RESET_DEVICE", [35] = "VRING_KICK",
+	[36] = "GET_MAX_MEM_SLOTS", [37] = "ADD_MEM_REG",
+	[38] = "REM_MEM_REG", [39] = "SET_STATUS", [40] = "GET_STATUS",
+};
+
+const char *vqf_vhost_request_name(u32 request)
+{
+	if (request < VQF_VHOST_REQUEST_MAX && req_names[request])
+		return req_names[request];
+	return "?";
+}
+
+static void vlog(struct vqf_vhost *vh, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void vlog(struct vqf_vhost *vh, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!vh->cfg.log)
+		return;
+	va_start(ap, fmt);
+	fputs("vhost-user: ", vh->cfg.log);
+	vfprintf(vh->cfg.log, fmt, ap);
+	fputc('\n', vh->cfg.log);
+	fflush(vh->cfg.log);
+	va_end(ap);
+}
+
+/* ---- the stateless check --------------------------------------------- */
+
+int vqf_vhost_msg_check(const struct vqf_vhost_msg *m, unsigned int nfds)
+{
+	u32 size = m->hdr.size, want_fds = 0, n;
+
+	if ((m->hdr.flags & VQF_VHOST_FLAG_VERSION_MASK) != VQF_VHOST_VERSION ||
+	    (m->hdr.flags & ~(VQF_VHOST_FLAG_VERSION_MASK |
+			      VQF_VHOST_FLAG_NEED_REPLY)))
+		return -EPROTO;
+	switch (m->hdr.request) {
+	case VQF_VHOST_GET_FEATURES:
+	case VQF_VHOST_GET_PROTOCOL_FEATURES:
+	case VQF_VHOST_GET_QUEUE_NUM:
+	case VQF_VHOST_SET_OWNER:
+	case VQF_VHOST_RESET_OWNER:
+		if (size)
+			return -EMSGSIZE;
+		break;
+	case VQF_VHOST_SET_FEATURES:
+	case VQF_VHOST_SET_PROTOCOL_FEATURES:
+		if (size != sizeof(u64))
+			return -EMSGSIZE;
+		break;
+	case VQF_VHOST_SET_VRING_KICK:
+	case VQF_VHOST_SET_VRING_CALL:
+	case VQF_VHOST_SET_VRING_ERR:
+		if (size != sizeof(u64))
+			return -EMSGSIZE;
+		want_fds = m->p.u64 & VQF_VHOST_VRING_NOFD ? 0 : 1;
+		break;
+	case VQF_VHOST_SET_VRING_NUM:
+	case VQF_VHOST_SET_VRING_BASE:
+	case VQF_VHOST_GET_VRING_BASE:
+	case VQF_VHOST_SET_VRING_ENABLE:
+		if (size != sizeof(struct vqf_vhost_state))
+			return -EMSGSIZE;
+		break;
+	case VQF_VHOST_SET_VRING_ADDR:
+		if (size != sizeof(struct vqf_vhost_addr))
+			return -EMSGSIZE;
+		break;
+	case VQF_VHOST_SET_MEM_TABLE:
+		if (size < 8)
+			return -EMSGSIZE;
+		n = m->p.mem.nregions;
+		if (n > VQF_VHOST_MAX_REGIONS)
+			return -E2BIG;
+		if (!n)
+			return -ENODATA;
+		if (size != 8 + n * sizeof(struct vqf_vhost_region))
+			return -EMSGSIZE;
+		want_fds = n;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (nfds != want_fds)
+		return -EBADF;
+	return 0;
+}
+
+/* ---- counters ---------------------------------------------------------- */
+
+static void count_refusal(struct vqf_vhost *vh, int err)
+{
+	u64 *f;
+
+	switch (err) {
+	case -EPROTO:		f = &vh->st.bad_header; break;
+	case -EOPNOTSUPP:	f = &vh->st.unsupported; break;
+	case -EMSGSIZE:		f = &vh->st.bad_size; break;
+	case -E2BIG:		f = &vh->st.too_many_regions; break;
+	case -ENODATA:		f = &vh->st.no_regions; break;
+	case -EBADF:		f = &vh->st.bad_fds; break;
+	case -ETOOMANYREFS:	f = &vh->st.too_many_fds; break;
+	case -ERANGE:		f = &vh->st.bad_index; break;
+	case -EDOM:		f = &vh->st.bad_align; break;
+	case -EOVERFLOW:	f = &vh->st.region_wrap; break;
+	case -EEXIST:		f = &vh->st.region_overlap; break;
+	case -ENXIO:		f = &vh->st.region_file; break;
+	case -ENODEV:		f = &vh->st.region_fd; break;
+	case -ENOMEM:		f = &vh->st.mmap_failed; break;
+	case -EFAULT:		f = &vh->st.ring_fault; break;
+	default:		f = &vh->st.bad_value; break;
+	}
+	pthread_mutex_lock(&vh->slock);
+	vh->st.refused++;
+	(*f)++;
+	pthread_mutex_unlock(&vh->slock);
+}
+
+#define STAT_INC(vh, field) do {			\
+	pthread_mutex_lock(&(vh)->slock);		\
+	(vh)->st.field++;				\
+	pthread_mutex_unlock(&(vh)->slock);		\
+} while (0)
+
+void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&vh->slock);
+	*out = vh->st;
+	pthread_mutex_unlock(&vh->slock);
+	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
+		out->requests[i] = __atomic_load_n(&vh->popped[i],
+						   __ATOMIC_RELAXED);
+	vqf_fsdev_get_stats(vh->dev, &out->dev);
+}
+
+static void dev_trace(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
+		      u32 opcode, unsigned int queue)
+{
+	struct vqf_vhost *vh = ctx;
+
+	(void)unique;
+	(void)opcode;
+	if (ev == VQF_FSDEV_EV_POPPED && queue < VQF_VHOST_MAX_QUEUES)
+		__atomic_add_fetch(&vh->popped[queue], 1, __ATOMIC_RELAXED);
+}
+
+/* ---- guest memory ------------------------------------------------------ */
+
+/* Front-end address @ua of @len bytes to a guest address; false if the
+ * range is not inside one region.
+ */
+static bool ua_to_gpa(const struct vqf_vhost *vh, u64 ua, u64 len, u64 *gpa)
+{
+	unsigned int i;
+
+	for (i = 0; i < vh->nreg; i++) {
+		const struct vqf_vhost_region *r = &vh->reg[i].r;
+
+		if (ua >= r->uaddr && ua - r->uaddr < r->size &&
+		    len <= r->size - (ua - r->uaddr)) {
+			*gpa = r->gpa + (ua - r->uaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void unmap_all(struct vqf_vhost *vh)
+{
+	unsigned int i;
+
+	for (i = 0; i < vh->nreg; i++)
+		munmap(vh->reg[i].map, vh->reg[i].map_len);
+	vh->nreg = 0;
+	vh->mem_set = false;
+	vqf_gmem_init(&vh->mem);
+}
+
+static bool overlap(u64 a, u64 alen, u64 b, u64 blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Checks the table against itself and the files; nothing is mapped. */
+static int check_regions(const struct vqf_vhost_mem *m, const int *fds)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < m->nregions; i++) {
+		const struct vqf_vhost_region *r = &m->r[i];
+		struct stat st;
+
+		if (!r->size)
+			return -EINVAL;
+		if (r->gpa + r->size < r->gpa ||
+		    r->uaddr + r->size < r->uaddr ||
+		    r->mmap_offset + r->size < r->mmap_offset ||
+		    r->mmap_offset + r->size > (u64)SIZE_MAX ||
+		    r->mmap_offset + r->size > (u64)INT64_MAX)
+			return -EOVERFLOW;
+		for (j = 0; j < i; j++)
+			if (overlap(r->gpa, r->size, m->r[j].gpa,
+				    m->r[j].size) ||
+			    overlap(r->uaddr, r->size, m->r[j].uaddr,
+				    m->r[j].size))
+				return -EEXIST;
+		if (fstat(fds[i], &st) || !S_ISREG(st.st_mode))
+			return -ENODEV;
+		/* Past the end of the file, an access would be SIGBUS. */
+		if ((u64)st.st_size < r->mmap_offset + r->size)
+			return -ENXIO;
+	}
+	return 0;
+}
+
+/* ---- device start and stop --------------------------------------------- */
+
+static bool ring_ready(const struct vqf_vhost *vh, unsigned int i)
+{
+	const struct vhring *r = &vh->ring[i];
+	bool need_enable = vh->features &
+			   (1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
+
+	return r->num && r->addr_set && r->kick_fd >= 0 &&
+	       (r->enabled || !need_enable);
+}
+
+static void dev_stop(struct vqf_vhost *vh, bool live)
+{
+	unsigned int i;
+
+	if (!vh->running)
+		return;
+	vqf_fsdev_set_status(vh->dev, 0);
+	for (i = 0; i < vh->nq; i++) {
+		struct vhring *r = &vh->ring[i];
+		u16 idx;
+
+		if (r->running && !vqf_fsdev_queue_avail_idx(vh->dev, i, &idx))
+			r->base = idx;
+		r->running = false;
+	}
+	vh->running = false;
+	STAT_INC(vh, stops);
+	if (live)
+		STAT_INC(vh, live_changes);
+	vlog(vh, "device stopped%s", live ? " (live change)" : "");
+}
+
+/* The ring's used index as the driver sees it, to resume writing there. */
+static u16 used_idx(const struct vqf_vhost *vh, u64 used_gpa)
+{
+	const __le16 *p = vqf_gmem_ptr(&vh->mem, used_gpa + 2, 2);
+
+	return p ? le16_to_cpu(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+}
+
+static int dev_start(struct vqf_vhost *vh, const bool *want)
+{
+	u8 s = VQF_S_ACKNOWLEDGE | VQF_S_DRIVER;
+	unsigned int i;
+	int ret;
+
+	vqf_fsdev_set_status(vh->dev, 0);
+	vqf_fsdev_set_status(vh->dev, s);
+	ret = vqf_fsdev_set_features(vh->dev, vh->features &
+				     ~(1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
+	if (ret)
+		goto fail;
+	s |= VQF_S_FEATURES_OK;
+	vqf_fsdev_set_status(vh->dev, s);
+	if (!(vqf_fsdev_get_status(vh->dev) & VQF_S_FEATURES_OK)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	for (i = 0; i < vh->nq; i++) {
+		struct vhring *r = &vh->ring[i];
+		struct vqf_vring_addr a;
+
+		if (!want[i])
+			continue;
+		/* Checked when they came, but the table may be new. */
+		if (!ua_to_gpa(vh, r->ua.desc, vqf_vring_desc_bytes(r->num),
+			       &a.desc) ||
+		    !ua_to_gpa(vh, r->ua.avail, vqf_vring_avail_bytes(r->num),
+			       &a.avail) ||
+		    !ua_to_gpa(vh, r->ua.used, vqf_vring_used_bytes(r->num),
+			       &a.used)) {
+			ret = -EFAULT;
+			goto fail;
+		}
+		ret = vqf_fsdev_set_queue(vh->dev, i, r->num, &a, r->kick_fd,
+					  r->call_fd);
+		if (!ret)
+			ret = vqf_fsdev_set_queue_base(vh->dev, i, r->base,
+						       used_idx(vh, a.used));
+		if (ret)
+			goto fail;
+	}
+	ret = vqf_fsdev_set_status(vh->dev, s | VQF_S_DRIVER_OK);
+	if (ret)
+		goto fail;
+	for (i = 0; i < vh->nq; i++)
+		vh->ring[i].running = want[i];
+	vh->running = true;
+	STAT_INC(vh, starts);
+	vlog(vh, "device started");
+	return 0;
+fail:
+	vqf_fsdev_set_status(vh->dev, 0);
+	STAT_INC(vh, start_failed);
+	vlog(vh, "device start failed: %s", strerror(-ret));
+	return ret;
+}
+
+/* With the socket drained: run the device on the ready rings. */
+static void update(struct vqf_vhost *vh)
+{
+	bool want[VQF_VHOST_MAX_QUEUES] = { false };
+	bool same = vh->running;
+	unsigned int i;
+
+	for (i = 0; i < vh->nq; i++) {
+		want[i] = ring_ready(vh, i);
+		if (want[i] != vh->ring[i].running)
+			same = false;
+	}
+	if (same)
+		return;
+	dev_stop(vh, true);
+	if (!vh->features_set || !vh->mem_set || !want[0] || !want[1])
+		return;
+	dev_start(vh, want);
+}
+
+/* ---- message handlers -------------------------------------------------- */
+
+/* A ring index from a message, bounded by the queues the device has. */
+static int ring_index(struct vqf_vhost *vh, u64 idx, struct vhring **out)
+{
+	if (idx >= vh->nq)
+		return -ERANGE;
+	*out = &vh->ring[idx];
+	return 0;
+}
+
+/* A change to ring @r's description: the device cannot keep running it. */
+static void ring_change(struct vqf_vhost *vh, struct vhring *r)
+{
+	if (r->running)
+		dev_stop(vh, true);
+}
+
+/* Ring @r disabled or stopped: how QEMU stops the device. */
+static void ring_stop(struct vqf_vhost *vh, struct vhring *r)
+{
+	if (r->running)
+		dev_stop(vh, false);
+}
+
+static int set_mem_table(struct vqf_vhost *vh, const struct vqf_vhost_mem *m,
+			 int *fds)
+{
+	struct vhregion nr[VQF_VHOST_MAX_REGIONS];
+	unsigned int i;
+	int ret = check_regions(m, fds);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < m->nregions; i++) {
+		nr[i].r = m->r[i];
+		nr[i].map_len = m->r[i].mmap_offset + m->r[i].size;
+		nr[i].map = mmap(NULL, nr[i].map_len, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fds[i], 0);
+		if (nr[i].map == MAP_FAILED) {
+			while (i--)
+				munmap(nr[i].map, nr[i].map_len);
+			return -ENOMEM;
+		}
+	}
+	dev_stop(vh, vh->running);
+	unmap_all(vh);
+	for (i = 0; i < m->nregions; i++) {
+		vh->reg[i] = nr[i];
+		/* Cannot fail: checked for overlaps and wraps above. */
+		vqf_gmem_add(&vh->mem, nr[i].r.gpa, nr[i].r.size,
+			     (u8 *)nr[i].map + nr[i].r.mmap_offset);
+		vlog(vh, "  region gpa 0x%llx size 0x%llx ua 0x%llx off 0x%llx",
+		     (unsigned long long)nr[i].r.gpa,
+		     (unsigned long long)nr[i].r.size,
+		     (unsigned long long)nr[i].r.uaddr,
+		     (unsigned long long)nr[i].r.mmap_offset);
+	}
+	vh->nreg = m->nregions;
+	vh->mem_set = true;
+	/* The descriptors are not needed once mapped. */
+	for (i = 0; i < m->nregions; i++) {
+		close(fds[i]);
+		fds[i] = -1;
+	}
+	return 0;
+}
+
+static int set_vring_addr(struct vqf_vhost *vh, const struct vqf_vhost_addr *a)
+{
+	struct vhring *r;
+	u64 gpa;
+	int ret = ring_index(vh, a->index, &r);
+
+	if (ret)
+		return ret;
+	if (a->flags)
+		return -EINVAL;		/* VRING_F_LOG: no dirty logging */
+	/* Split ring alignment, virtio 1.2 2.7. */
+	if ((a->desc & 15) || (a->avail & 1) || (a->used & 3))
+		return -EDOM;
+	if (vh->mem_set && (!ua_to_gpa(vh, a->desc, 16, &gpa) ||
+			    !ua_to_gpa(vh, a->avail, 4, &gpa) ||
+			    !ua_to_gpa(vh, a->used, 4, &gpa)))
+		return -EFAULT;
+	ring_change(vh, r);
+	r->ua = *a;
+	r->addr_set = true;
+	return 0;
+}
+
+/* KICK, CALL, ERR: the fd (fds[0]) goes to ring @which. */
+static int set_vring_fd(struct vqf_vhost *vh, u32 req, u64 v, int *fds)
+{
+	bool nofd = v & VQF_VHOST_VRING_NOFD;
+	struct vhring *r;
+	int ret;
+
+	if (v & ~(VQF_VHOST_VRING_IDX_MASK | VQF_VHOST_VRING_NOFD))
+		return -EINVAL;
+	ret = ring_index(vh, v & VQF_VHOST_VRING_IDX_MASK, &r);
+	if (ret)
+		return ret;
+	switch (req) {
+	case VQF_VHOST_SET_VRING_KICK:
+		if (nofd)
+			return -EINVAL;	/* polling mode: not offered */
+		ring_change(vh, r);
+		if (r->kick_fd >= 0)
+			close(r->kick_fd);
+		r->kick_fd = fds[0];
+		fds[0] = -1;
+		return 0;
+	case VQF_VHOST_SET_VRING_CALL:
+		/* The device keeps writing r->call_fd: swap the file behind
+		 * that number.  No fd: interrupts go nowhere.
+		 */
+		if (nofd) {
+			int e = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+			if (e < 0)
+				return -ENOMEM;
+			ret = dup3(e, r->call_fd, O_CLOEXEC);
+			close(e);
+		} else {
+			ret = dup3(fds[0], r->call_fd, O_CLOEXEC);
+		}
+		return ret < 0 ? -ENOMEM : 0;
+	default:
+		if (r->err_fd >= 0)
+			close(r->err_fd);
+		r->err_fd = nofd ? -1 : fds[0];
+		if (!nofd)
+			fds[0] = -1;
+		return 0;
+	}
+}
+
+/*
+ * Handles a checked message.  Fills @reply (payload) and *@rsize when the
+ * request has a reply of its own.  Descriptors it keeps are set to -1 in
+ * @fds.  Returns 0 or a negative errno (refused, nothing changed).
+ */
+static int handle(struct vqf_vhost *vh, const struct vqf_vhost_msg *m,
+		  int *fds, union vqf_vhost_payload *reply, u32 *rsize)
+{
+	const struct vqf_vhost_state *s = &m->p.state;
+	struct vhring *r;
+	u64 v = m->p.u64;
+	int ret;
+
+	switch (m->hdr.request) {
+	case VQF_VHOST_GET_FEATURES:
+		reply->u64 = vh->offered;
+		*rsize = sizeof(u64);
+		return 0;
+	case VQF_VHOST_SET_FEATURES:
+		if ((v & ~vh->offered) ||
+		    !(v & (1ull << VIRTIO_F_VERSION_1)))
+			return -EINVAL;
+		if (vh->running && v != vh->features)
+			dev_stop(vh, true);
+		vh->features = v;
+		vh->features_set = true;
+		return 0;
+	case VQF_VHOST_GET_PROTOCOL_FEATURES:
+		reply->u64 = PF_OFFERED;
+		*rsize = sizeof(u64);
+		return 0;
+	case VQF_VHOST_SET_PROTOCOL_FEATURES:
+		if (v & ~PF_OFFERED)
+			return -EINVAL;
+		vh->protocol = v;
+		return 0;
+	case VQF_VHOST_GET_QUEUE_NUM:
+		reply->u64 = vh->nq;
+		*rsize = sizeof(u64);
+		return 0;
+	case VQF_VHOST_SET_OWNER:
+		return 0;
+	case VQF_VHOST_RESET_OWNER:
+		dev_stop(vh, false);
+		vh->features = 0;
+		vh->features_set = false;
+		return 0;
+	case VQF_VHOST_SET_MEM_TABLE:
+		return set_mem_table(vh, &m->p.mem, fds);
+	case VQF_VHOST_SET_VRING_NUM:
+		ret = ring_index(vh, s->index, &r);
+		if (ret)
+			return ret;
+		if (!s->num || (s->num & (s->num - 1)) ||
+		    s->num > vh->cfg.queue_size_max)
+			return -EINVAL;
+		ring_change(vh, r);
+		r->num = s->num;
+		return 0;
+	case VQF_VHOST_SET_VRING_ADDR:
+		return set_vring_addr(vh, &m->p.addr);
+	case VQF_VHOST_SET_VRING_BASE:
+		ret = ring_index(vh, s->index, &r);
+		if (ret)
+			return ret;
+		if (s->num > 0xffff)
+			return -EINVAL;		/* packed ring bits */
+		ring_change(vh, r);
+		r->base = (u16)s->num;
+		return 0;
+	case VQF_VHOST_GET_VRING_BASE:
+		ret = ring_index(vh, s->index, &r);
+		if (ret)
+			return ret;
+		/* Stopping any ring stops the device (see vqf_vhost.h). */
+		ring_stop(vh, r);
+		if (r->kick_fd >= 0)
+			close(r->kick_fd);
+		r->kick_fd = -1;
+		reply->state.index = s->index;
+		reply->state.num = r->base;
+		*rsize = sizeof(reply->state);
+		return 0;
+	case VQF_VHOST_SET_VRING_KICK:
+	case VQF_VHOST_SET_VRING_CALL:
+	case VQF_VHOST_SET_VRING_ERR:
+		return set_vring_fd(vh, m->hdr.request, v, fds);
+	case VQF_VHOST_SET_VRING_ENABLE:
+		ret = ring_index(vh, s->index, &r);
+		if (ret)
+			return ret;
+		if (s->num > 1)
+			return -EINVAL;
+		if (!s->num)
+			ring_stop(vh, r);
+		r->enabled = s->num;
+		return 0;
+	}
+	return -EOPNOTSUPP;	/* vqf_vhost_msg_check() let it through */
+}
+
+/* ---- the connection ---------------------------------------------------- */
+
+static void close_fds(int *fds, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Reads exactly @len bytes; 0, -EPIPE at EOF, -errno. */
+static int read_full(int fd, void *buf, size_t len)
+{
+	u8 *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads one message with its descriptors.  Returns 1, 0 at a clean EOF
+ * before a header, -EPROTO for a stream that cannot be followed, -errno;
+ * *@fd_err is -ETOOMANYREFS when descriptors were dropped.
+ */
+static int read_msg(int fd, struct vqf_vhost_msg *m, int *fds,
+		    unsigned int *nfds, int *fd_err)
+{
+	union {
+		char buf[CMSG_SPACE(VQF_VHOST_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { .iov_base = &m->hdr, .iov_len = sizeof(m->hdr) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+	int ret;
+
+	*nfds = 0;
+	*fd_err = 0;
+	do {
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k, i;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(f));
+			if (*nfds < VQF_VHOST_MAX_FDS)
+				fds[(*nfds)++] = f;
+			else
+				close(f);
+		}
+	}
+	/* The kernel dropped what did not fit: refuse the message. */
+	if (mh.msg_flags & MSG_CTRUNC)
+		*fd_err = -ETOOMANYREFS;
+	if ((size_t)n < sizeof(m->hdr)) {
+		ret = read_full(fd, (u8 *)&m->hdr + n, sizeof(m->hdr) - n);
+		if (ret)
+			goto bad;
+	}
+	if (m->hdr.size > VQF_VHOST_MAX_PAYLOAD) {
+		ret = -EPROTO;
+		goto bad;
+	}
+	memset(&m->p, 0, sizeof(m->p));
+	ret = read_full(fd, &m->p, m->hdr.size);
+	if (ret)
+		goto bad;
+	return 1;
+bad:
+	close_fds(fds, *nfds);
+	*nfds = 0;
+	return ret == -EPIPE ? -EPROTO : ret;
+}
+
+static int send_reply(struct vqf_vhost *vh, int fd, u32 request,
+		      const union vqf_vhost_payload *p, u32 size)
+{
+	u8 buf[VQF_VHOST_HDR_SIZE + sizeof(*p)];
+	struct vqf_vhost_hdr h = {
+		.request = request,
+		.flags = VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY,
+		.size = size,
+	};
+	size_t len = VQF_VHOST_HDR_SIZE + size;
+	const u8 *b = buf;
+
+	memcpy(buf, &h, VQF_VHOST_HDR_SIZE);
+	memcpy(buf + VQF_VHOST_HDR_SIZE, p, size);
+	while (len) {
+		ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += n;
+		len -= (size_t)n;
+	}
+	STAT_INC(vh, replies);
+	return 0;
+}
+
+/* Whether another message is already waiting on @fd. */
+static bool more_pending(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+static void reset_session(struct vqf_vhost *vh)
+{
+	unsigned int i;
+
+	dev_stop(vh, false);
+	vqf_fsdev_set_status(vh->dev, 0);
+	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++) {
+		struct vhring *r = &vh->ring[i];
+		int e;
+
+		if (r->kick_fd >= 0)
+			close(r->kick_fd);
+		if (r->err_fd >= 0)
+			close(r->err_fd);
+		r->kick_fd = r->err_fd = -1;
+		r->num = 0;
+		r->addr_set = r->enabled = r->running = false;
+		r->base = 0;
+		/* Drop the front-end's call eventfd too. */
+		e = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (e >= 0) {
+			dup3(e, r->call_fd, O_CLOEXEC);
+			close(e);
+		}
+	}
+	unmap_all(vh);
+	vh->features = 0;
+	vh->features_set = false;
+	vh->protocol = 0;
+}
+
+int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
+{
+	struct vqf_vhost_msg m;
+	int fds[VQF_VHOST_MAX_FDS];
+	int ret;
+
+	for (;;) {
+		union vqf_vhost_payload reply;
+		unsigned int nfds;
+		u32 rsize = 0;
+		int fd_err, err;
+
+		if (!more_pending(fd)) {
+			struct pollfd p[2] = {
+				{ .fd = fd, .events = POLLIN },
+				{ .fd = stop_fd, .events = POLLIN },
+			};
+
+			/* Drained: what QEMU sent in one go is all here. */
+			update(vh);
+			if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				ret = -errno;
+				break;
+			}
+			if (p[1].revents & POLLIN) {
+				ret = -EINTR;
+				break;
+			}
+		}
+		ret = read_msg(fd, &m, fds, &nfds, &fd_err);
+		if (ret <= 0) {
+			if (ret < 0)
+				STAT_INC(vh, fatal);
+			vlog(vh, "connection ends: %s",
+			     ret ? strerror(-ret) : "front-end closed it");
+			break;
+		}
+		STAT_INC(vh, msgs);
+		err = fd_err ? fd_err : vqf_vhost_msg_check(&m, nfds);
+		memset(&reply, 0, sizeof(reply));
+		if (!err)
+			err = handle(vh, &m, fds, &reply, &rsize);
+		close_fds(fds, nfds);
+		vlog(vh, "%s (%u) size %u fds %u idx %u: %s",
+		     vqf_vhost_request_name(m.hdr.request), m.hdr.request,
+		     m.hdr.size, nfds, m.hdr.size >= 4 ? m.p.state.index : 0,
+		     err ? strerror(-err) : "ok");
+		if (err) {
+			count_refusal(vh, err);
+			rsize = 0;
+		}
+		ret = 0;
+		if (rsize)
+			ret = send_reply(vh, fd, m.hdr.request, &reply, rsize);
+		else if ((m.hdr.flags & VQF_VHOST_FLAG_NEED_REPLY) &&
+			 (vh->protocol & (1ull << VQF_VHOST_PF_REPLY_ACK)) &&
+			 err != -EPROTO) {
+			reply.u64 = err ? (u64)-err : 0;
+			if (err)
+				STAT_INC(vh, acks_failed);
+			ret = send_reply(vh, fd, m.hdr.request, &reply,
+					 sizeof(u64));
+		}
+		if (ret) {
+			STAT_INC(vh, fatal);
+			break;
+		}
+	}
+	reset_session(vh);
+	return ret;
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
+{
+	struct vqf_fsdev_cfg dc = { 0 };
+	struct vqf_vhost *vh;
+	unsigned int i;
+	int ret;
+
+	if (!cfg || !cfg->be || cfg->num_request_queues >
+	    VQF_VHOST_MAX_QUEUES - 1)
+		return -EINVAL;
+	vh = calloc(1, sizeof(*vh));
+	if (!vh)
+		return -ENOMEM;
+	vh->cfg = *cfg;
+	if (!vh->cfg.num_request_queues)
+		vh->cfg.num_request_queues = 1;
+	if (!vh->cfg.queue_size_max)
+		vh->cfg.queue_size_max = 1024;
+	if (!vh->cfg.tag)
+		vh->cfg.tag = "vqfuse";
+	pthread_mutex_init(&vh->slock, NULL);
+	vqf_gmem_init(&vh->mem);
+	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++) {
+		vh->ring[i].kick_fd = vh->ring[i].err_fd = -1;
+		vh->ring[i].call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vh->ring[i].call_fd < 0) {
+			while (i--)
+				close(vh->ring[i].call_fd);
+			pthread_mutex_destroy(&vh->slock);
+			free(vh);
+			return -ENOMEM;
+		}
+	}
+	dc.tag = vh->cfg.tag;
+	dc.num_request_queues = vh->cfg.num_request_queues;
+	dc.queue_size_max = vh->cfg.queue_size_max;
+	dc.threads = vh->cfg.threads;
+	dc.be = vh->cfg.be;
+	dc.trace = dev_trace;
+	dc.trace_ctx = vh;
+	ret = vqf_fsdev_new(&dc, &vh->mem, &vh->dev);
+	if (ret) {
+		vh->dev = NULL;
+		vqf_vhost_free(vh);
+		return ret;
+	}
+	vh->nq = 1 + vh->cfg.num_request_queues;
+	vh->offered = vqf_fsdev_features(vh->dev) |
+		      (1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
+	/* No notification queue: QEMU's vhost-user-fs never offers it. */
+	vh->offered &= ~(1ull << VIRTIO_FS_F_NOTIFICATION);
+	*out = vh;
+	return 0;
+}
+
+void vqf_vhost_free(struct vqf_vhost *vh)
+{
+	unsigned int i;
+
+	if (!vh)
+		return;
+	if (vh->dev)
+		reset_session(vh);
+	vqf_fsdev_free(vh->dev);
+	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
+		if (vh->ring[i].call_fd >= 0)
+			close(vh->ring[i].call_fd);
+	pthread_mutex_destroy(&vh->slock);
+	free(vh);
+}
+
+int vqf_vhost_listen(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, path);
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int vqf_vhost_accept(int lfd, int stop_fd)
+{
+	struct pollfd p[2] = {
+		{ .fd = lfd, .events = POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },
+	};
+	int fd;
+
+	for (;;) {
+		if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (stop_fd >= 0 && (p[1].revents & POLLIN))
+			return -EINTR;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		if (errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+}

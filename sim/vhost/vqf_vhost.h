@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vqf_vhost.h - the simulator's virtio-fs device (vqf_fsdev) as a
+ * vhost-user back-end, so that a real QEMU (vhost-user-fs-pci) drives it.
+ *
+ * Protocol: QEMU's docs/interop/vhost-user.rst.  The front-end sends a
+ * 12-byte header {request, flags, size} and @size payload bytes on a unix
+ * stream socket, file descriptors riding along (SCM_RIGHTS).  What is
+ * served: GET/SET_FEATURES, GET/SET_PROTOCOL_FEATURES (offered: MQ,
+ * REPLY_ACK), SET_OWNER, RESET_OWNER, GET_QUEUE_NUM, SET_MEM_TABLE,
+ * SET_VRING_NUM/ADDR/BASE/KICK/CALL/ERR/ENABLE and GET_VRING_BASE.
+ * Everything else is refused (-EOPNOTSUPP).
+ *
+ * Mapping onto the device: vqf_fsdev models a virtio-pci device that
+ * starts all its queues at DRIVER_OK and stops them all at a reset.
+ * vhost-user configures rings one by one, so the back-end (re)starts the
+ * device whenever, with the socket drained, the set of ready rings (size,
+ * addresses inside guest memory, kick fd, enabled or no protocol features,
+ * features and memory table known) differs from the set the device runs
+ * with and contains the hiprio ring and the first request ring.  A ring
+ * stopped (GET_VRING_BASE), disabled or reconfigured while running, or a
+ * new memory table, stops the whole device: chains popped and not yet
+ * answered are dropped (as at a virtio reset) and the FUSE connection is
+ * forgotten.  QEMU stops and starts all rings of a vhost-user-fs device
+ * together, at the guest's DRIVER_OK and reset, so this is what it needs.
+ * SET_VRING_CALL while running swaps the eventfd under the device (dup3
+ * onto a descriptor number the device keeps) without stopping it.
+ *
+ * Trust: the front-end is not trusted.  Every message is checked (header,
+ * size for its type, descriptor count, index, values, regions) before
+ * anything changes; a refusal changes nothing, closes the descriptors that
+ * came with the message, is counted in exactly one field of struct
+ * vqf_vhost_stats and, when the front-end asked for it (REPLY_ACK), is
+ * answered with a non-zero status.  Only a stream that cannot be followed
+ * any more (a header with a payload size past VQF_VHOST_MAX_PAYLOAD, a
+ * short read) ends the connection.  Limit: a front-end that shrinks a
+ * memory file after SET_MEM_TABLE makes the back-end's access to it
+ * SIGBUS, as with every vhost-user back-end that maps guest memory.
+ */
+#ifndef VQF_VHOST_H
+#define VQF_VHOST_H
+
+#include "vqf_backend.h"
+#include "vqf_fsdev.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Requests (front-end -> back-end). */
+enum vqf_vhost_request {
+	VQF_VHOST_GET_FEATURES		= 1,
+	VQF_VHOST_SET_FEATURES		= 2,
+	VQF_VHOST_SET_OWNER		= 3,
+	VQF_VHOST_RESET_OWNER		= 4,
+	VQF_VHOST_SET_MEM_TABLE		= 5,
+	VQF_VHOST_SET_LOG_BASE		= 6,
+	VQF_VHOST_SET_LOG_FD		= 7,
+	VQF_VHOST_SET_VRING_NUM		= 8,
+	VQF_VHOST_SET_VRING_ADDR	= 9,
+	VQF_VHOST_SET_VRING_BASE	= 10,
+	VQF_VHOST_GET_VRING_BASE	= 11,
+	VQF_VHOST_SET_VRING_KICK	= 12,
+	VQF_VHOST_SET_VRING_CALL	= 13,
+	VQF_VHOST_SET_VRING_ERR		= 14,
+	VQF_VHOST_GET_PROTOCOL_FEATURES	= 15,
+	VQF_VHOST_SET_PROTOCOL_FEATURES	= 16,
+	VQF_VHOST_GET_QUEUE_NUM		= 17,
+	VQF_VHOST_SET_VRING_ENABLE	= 18,
+	VQF_VHOST_REQUEST_MAX		= 41,	/* names known up to here */
+};
+
+#define VQF_VHOST_VERSION		0x1
+#define VQF_VHOST_FLAG_VERSION_MASK	0x3
+#define VQF_VHOST_FLAG_REPLY		(1u << 2)
+#define VQF_VHOST_FLAG_NEED_REPLY	(1u << 3)
+
+#define VQF_VHOST_F_PROTOCOL_FEATURES	30	/* a virtio feature bit */
+#define VQF_VHOST_PF_MQ			0	/* protocol feature bits */
+#define VQF_VHOST_PF_REPLY_ACK		3
+#define VQF_VHOST_VRING_IDX_MASK	0xffull
+#define VQF_VHOST_VRING_NOFD		(1ull << 8)
+#define VQF_VHOST_VRING_F_LOG		0
+
+#define VQF_VHOST_MAX_REGIONS	8	/* per SET_MEM_TABLE, as QEMU */
+#define VQF_VHOST_MAX_FDS	8	/* per message */
+#define VQF_VHOST_MAX_QUEUES	(1 + 64)	/* hiprio + request queues */
+#define VQF_VHOST_HDR_SIZE	12
+
+struct vqf_vhost_hdr {
+	u32 request;
+	u32 flags;
+	u32 size;	/* payload bytes after the header */
+} __attribute__((packed));
+
+struct vqf_vhost_state {
+	u32 index;
+	u32 num;
+};
+
+struct vqf_vhost_addr {
+	u32 index;
+	u32 flags;
+	u64 desc;	/* front-end (QEMU) virtual addresses */
+	u64 used;
+	u64 avail;
+	u64 log;	/* guest physical, only with VRING_F_LOG */
+};
+
+struct vqf_vhost_region {
+	u64 gpa;
+	u64 size;
+	u64 uaddr;	/* where the front-end mapped it */
+	u64 mmap_offset;	/* of gpa in the file */
+};
+
+struct vqf_vhost_mem {
+	u32 nregions;
+	u32 padding;
+	struct vqf_vhost_region r[VQF_VHOST_MAX_REGIONS];
+};
+
+union vqf_vhost_payload {
+	u64 u64;
+	struct vqf_vhost_state state;
+	struct vqf_vhost_addr addr;
+	struct vqf_vhost_mem mem;
+};
+
+#define VQF_VHOST_MAX_PAYLOAD	((u32)sizeof(union vqf_vhost_payload))
+
+/* A message as read: on the wire the payload follows the 12-byte header
+ * directly; here it is aligned.
+ */
+struct vqf_vhost_msg {
+	struct vqf_vhost_hdr hdr;
+	u32 pad;
+	union vqf_vhost_payload p;
+};
+
+/*
+ * Checks a request's shape alone (no state): @m holds the header and
+ * hdr.size payload bytes (hdr.size <= VQF_VHOST_MAX_PAYLOAD), @nfds
+ * descriptors came with it.  Returns 0 or
+ *   -EPROTO      version not 1, REPLY set, or an unknown flag bit
+ *   -EOPNOTSUPP  a request this back-end does not serve
+ *   -EMSGSIZE    payload size wrong for the request
+ *   -E2BIG       SET_MEM_TABLE with more than VQF_VHOST_MAX_REGIONS
+ *   -ENODATA     SET_MEM_TABLE with no region
+ *   -EBADF       descriptor count wrong for the request
+ */
+int vqf_vhost_msg_check(const struct vqf_vhost_msg *m, unsigned int nfds);
+
+/* The request's name ("SET_VRING_KICK"), or "?" for an unknown one. */
+const char *vqf_vhost_request_name(u32 request);
+
+struct vqf_vhost_cfg {
+	const char *tag;		/* unused by QEMU, whose tag is its
+					 * own; the device wants one */
+	unsigned int num_request_queues;	/* 1..64 (0: 1) */
+	unsigned int queue_size_max;	/* 0: 1024 */
+	unsigned int threads;		/* vqf_fsdev_cfg.threads */
+	struct vqf_backend *be;		/* required */
+	FILE *log;			/* one line per message; NULL: quiet */
+};
+
+/* Counters.  Each refused message is in `refused` and in one cause. */
+struct vqf_vhost_stats {
+	u64 msgs;		/* messages read */
+	u64 replies;		/* replies sent (acks included) */
+	u64 acks_failed;	/* REPLY_ACK answers with a non-zero status */
+	u64 refused;		/* messages refused, all causes */
+	u64 bad_header;		/* -EPROTO */
+	u64 unsupported;	/* -EOPNOTSUPP */
+	u64 bad_size;		/* -EMSGSIZE */
+	u64 too_many_regions;	/* -E2BIG */
+	u64 no_regions;		/* -ENODATA */
+	u64 bad_fds;		/* -EBADF: fd count wrong for the request */
+	u64 too_many_fds;	/* -ETOOMANYREFS: more than 8 fds (dropped) */
+	u64 bad_index;		/* -ERANGE: ring index past the queues */
+	u64 bad_value;		/* -EINVAL: features, size, enable, flags */
+	u64 bad_align;		/* -EDOM: ring address misaligned */
+	u64 region_wrap;	/* -EOVERFLOW: a region wraps 2^64 */
+	u64 region_overlap;	/* -EEXIST: regions overlap (gpa or uaddr) */
+	u64 region_file;	/* -ENXIO: region past its file's end */
+	u64 region_fd;		/* -ENODEV: fd not a regular file */
+	u64 mmap_failed;	/* -ENOMEM: mmap of a region failed */
+	u64 ring_fault;		/* -EFAULT: ring not inside guest memory */
+	u64 fatal;		/* stream errors that ended the connection */
+	u64 starts;		/* device (re)starts */
+	u64 stops;		/* device stops */
+	u64 live_changes;	/* stops forced by a change while running */
+	u64 start_failed;	/* a start the device refused */
+	u64 requests[VQF_VHOST_MAX_QUEUES];	/* chains popped per ring */
+	struct vqf_fsdev_stats dev;
+};
+
+struct vqf_vhost;
+
+/*
+ * Creates the back-end and its device (reset).  Returns 0, -EINVAL (no
+ * backend, bad queue count, what vqf_fsdev_new() refuses), -ENOMEM.
+ */
+int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out);
+
+/* Stops the device, unmaps guest memory, closes descriptors, frees. */
+void vqf_vhost_free(struct vqf_vhost *vh);
+
+/*
+ * Serves the front-end on the connected stream socket @fd (not closed)
+ * until it disconnects (returns 0), the stream cannot be followed
+ * (-EPROTO: short read or oversized payload; the errno of a failed
+ * recvmsg/sendmsg) or @stop_fd (-1: none) becomes readable (-EINTR).
+ * Afterwards the device is stopped, guest memory unmapped and every
+ * descriptor received closed: the back-end can serve a new connection.
+ */
+int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd);
+
+/* A consistent copy of the counters (any thread, any time). */
+void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out);
+
+/*
+ * A listening unix socket at @path (a stale socket file there is
+ * replaced; any other file is not).  Returns the fd or -errno.
+ */
+int vqf_vhost_listen(const char *path);
+
+/* One connection from @lfd; -EINTR when @stop_fd (-1: none) is readable
+ * first.  Returns the fd or -errno.
+ */
+int vqf_vhost_accept(int lfd, int stop_fd);
+
+#endif /* VQF_VHOST_H */
