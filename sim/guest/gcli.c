@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define GCLI_BUCKETS	1024
@@ -57,6 +58,22 @@ struct gfile {
 	u64 owner;		/* OFD / flock lock owner */
 	bool ofd_locked;	/* an OFD lock was ever asked for */
 	pthread_mutex_t lock;	/* pos */
+	struct gmfile *mf;	/* DAX mappings' hold on this open */
+};
+
+/*
+ * An open file that mappings keep open past close() (vma->vm_file): the
+ * descriptor and each mapping hold a reference (under the client's lock);
+ * the last one sends FLUSH and RELEASE and drops the inode.
+ */
+struct gmfile {
+	struct gfile f;
+	u32 refs;
+};
+
+struct vqf_gcli_map {
+	struct gdax_vma *v;
+	struct gmfile *mf;
 };
 
 struct vqf_gcli {
@@ -76,6 +93,8 @@ struct vqf_gcli {
 	/* cache=shared with a table the device agreed to keep us posted in */
 	bool ver_on;
 	struct vqf_ver_table vt;
+	/* Evicted DAX inodes waiting for REMOVEMAPPING, then FORGET. */
+	struct ginode *dax_dead;	/* under lock */
 	pthread_mutex_t slock;
 	struct vqf_gcli_stats st;
 };
@@ -107,12 +126,18 @@ static void trim_locked(struct vqf_gcli *c)
 		while (*pp && c->ninodes > c->cfg.icache_max) {
 			struct ginode *i = *pp;
 
-			if (i->refs || i->nodeid == FUSE_ROOT_ID ||
-			    i->gdi.ready) {
+			if (i->refs || i->nodeid == FUSE_ROOT_ID) {
 				pp = &i->next;
 				continue;
 			}
 			*pp = i->next;
+			if (i->gdi.ready) {
+				/* REMOVEMAPPING first, outside the lock */
+				i->next = c->dax_dead;
+				c->dax_dead = i;
+				c->ninodes--;
+				continue;
+			}
 			vqf_gdrv_forget(c->g, i->nodeid, i->nlookup);
 			c->st.forgets += i->nlookup;
 			c->ninodes--;
@@ -149,9 +174,34 @@ static int iget(struct vqf_gcli *c, u64 nodeid, u64 n)
 	return 0;
 }
 
+/*
+ * fuse_evict_inode() of DAX inodes trimmed from the cache: their ranges
+ * go (REMOVEMAPPING batches, fuse_dax_inode_cleanup), then FORGET.
+ */
+static void dax_reap(struct vqf_gcli *c)
+{
+	struct ginode *i;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		i = c->dax_dead;
+		if (i)
+			c->dax_dead = i->next;
+		pthread_mutex_unlock(&c->lock);
+		if (!i)
+			return;
+		gdax_inode_evict(&c->dax, &i->gdi);
+		vqf_gdrv_forget(c->g, i->nodeid, i->nlookup);
+		STAT_ADD(c, forgets, i->nlookup);
+		gc_pages_free(&i->pc);
+		free(i);
+	}
+}
+
 static void iput(struct vqf_gcli *c, u64 nodeid)
 {
 	struct ginode *i;
+	bool reap;
 
 	if (nodeid == FUSE_ROOT_ID)
 		return;
@@ -161,7 +211,10 @@ static void iput(struct vqf_gcli *c, u64 nodeid)
 		i->refs--;
 	if (c->ninodes > c->cfg.icache_max)
 		trim_locked(c);
+	reap = c->dax_dead;
 	pthread_mutex_unlock(&c->lock);
+	if (reap)
+		dax_reap(c);
 }
 
 /* ---- caches ------------------------------------------------------------ */
@@ -499,6 +552,8 @@ static int dax_send(void *ctx, struct vqf_gdrv_call *cl)
 {
 	return send(ctx, cl);
 }
+
+static int dax_isize(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size);
 
 static void call_init(struct vqf_gdrv_call *cl, u32 opcode, u64 nodeid)
 {
@@ -931,7 +986,7 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	if (c->cfg.dax_base) {
 		int ret = gdax_init(&c->dax, c->cfg.dax_base,
 				    c->cfg.dax_window, c->cfg.dax_range,
-				    dax_send, c);
+				    dax_send, dax_isize, c);
 
 		if (ret) {
 			gc_dcache_destroy(&c->dc);
@@ -1204,6 +1259,8 @@ fail:
 	return ret;
 }
 
+static bool dax_file_put(struct vqf_gcli *c, struct gmfile *mf);
+
 int vqf_gcli_close(struct vqf_gcli *c, int fd)
 {
 	struct gfile *f = fget(c, fd), copy;
@@ -1215,12 +1272,16 @@ int vqf_gcli_close(struct vqf_gcli *c, int fd)
 	pthread_mutex_lock(&c->lock);
 	copy = *f;
 	f->used = false;
+	f->mf = NULL;
 	pthread_mutex_unlock(&c->lock);
 	/* fuse_flush: dirty pages reach the server before FLUSH, and a
 	 * failed writeback is close()'s error.
 	 */
 	if (!copy.dir && (copy.flags & O_ACCMODE) != O_RDONLY)
 		ret = wb_flush(c, copy.nodeid, copy.fh);
+	if (dax_file_put(c, copy.mf))
+		return ret;	/* mapped: the last munmap releases */
+	free(copy.mf);
 	release(c, &copy);
 	iput(c, copy.nodeid);
 	return ret;
@@ -1576,6 +1637,159 @@ static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
 		STAT_ADD(c, dax_extends, 1);
 	}
 	return dax_copy(c, f, (void *)buf, n, off, true);
+}
+
+/* gdax's i_size for a fault: the size dax_size() knows. */
+static int dax_isize(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size)
+{
+	struct ginode *i = (struct ginode *)((char *)gi -
+					     offsetof(struct ginode, gdi));
+	struct gfile f = { .nodeid = i->nodeid, .fh = fh };
+
+	return dax_size(ctx, &f, size);
+}
+
+/*
+ * Drop a reference to a mapped open file; true if mappings still hold it
+ * (then its FLUSH, RELEASE and inode reference wait for them).
+ */
+static bool dax_file_put(struct vqf_gcli *c, struct gmfile *mf)
+{
+	bool held;
+
+	if (!mf)
+		return false;
+	pthread_mutex_lock(&c->lock);
+	held = --mf->refs;
+	pthread_mutex_unlock(&c->lock);
+	return held;
+}
+
+/* A mapping's reference; the last one does what close() left. */
+static void dax_file_drop(struct vqf_gcli *c, struct gmfile *mf)
+{
+	if (dax_file_put(c, mf))
+		return;
+	release(c, &mf->f);
+	iput(c, mf->f.nodeid);
+	free(mf);
+}
+
+int vqf_gcli_mmap(struct vqf_gcli *c, int fd, off_t off, size_t len,
+		  int prot, struct vqf_gcli_map **out)
+{
+	struct gfile *f = fget(c, fd);
+	struct vqf_gcli_map *m;
+	struct gdax_inode *gi;
+	int acc, ret;
+
+	STAT_ADD(c, calls, 1);
+	if (!f)
+		return -EBADF;
+	if (f->dir || !c->dax_on)
+		return -ENODEV;
+	if (off < 0 || !len || (prot & ~(PROT_READ | PROT_WRITE)))
+		return -EINVAL;
+	acc = f->flags & O_ACCMODE;
+	if (acc == O_WRONLY || ((prot & PROT_WRITE) &&
+				(acc != O_RDWR || (f->flags & O_APPEND))))
+		return -EACCES;
+	gi = dax_inode(c, f->nodeid);
+	m = calloc(1, sizeof(*m));
+	if (!gi || !m) {
+		free(m);
+		return gi ? -ENOMEM : -ESTALE;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!f->used) {
+		pthread_mutex_unlock(&c->lock);
+		free(m);
+		return -EBADF;
+	}
+	if (!f->mf) {
+		f->mf = calloc(1, sizeof(*f->mf));
+		if (f->mf) {
+			f->mf->f = *f;
+			f->mf->f.mf = NULL;
+			f->mf->refs = 1;	/* the descriptor's */
+		}
+	}
+	m->mf = f->mf;
+	if (m->mf)
+		m->mf->refs++;
+	pthread_mutex_unlock(&c->lock);
+	if (!m->mf) {
+		free(m);
+		return -ENOMEM;
+	}
+	ret = gdax_mmap(&c->dax, gi, m->mf->f.fh, (u64)off, len, prot, m,
+			&m->v);
+	if (ret) {
+		dax_file_drop(c, m->mf);
+		free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+int vqf_gcli_mmap_get(struct vqf_gcli *c, struct vqf_gcli_map *m,
+		      size_t off, bool write, struct vqf_gcli_mref *ref)
+{
+	struct gdax_ref r;
+	int ret;
+
+	ret = gdax_get(&c->dax, m->v, off, write, &r);
+	ref->addr = r.addr;
+	ref->len = ret ? 0 : r.len;
+	ref->priv = ret ? NULL : r.pte;
+	return ret;
+}
+
+void vqf_gcli_mmap_put(struct vqf_gcli *c, struct vqf_gcli_map *m,
+		       struct vqf_gcli_mref *ref)
+{
+	struct gdax_ref r = { .pte = ref->priv };
+
+	gdax_put(&c->dax, m->v, &r);
+	ref->priv = NULL;
+}
+
+int vqf_gcli_msync(struct vqf_gcli *c, struct vqf_gcli_map *m, int flags)
+{
+	struct fuse_fsync_in fi = { .fh = m->mf->f.fh, .fsync_flags = 1 };
+	struct vqf_gdrv_call cl;
+
+	STAT_ADD(c, calls, 1);
+	if ((flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+		return -EINVAL;
+	if (!(flags & MS_SYNC))
+		return 0;
+	call_init(&cl, FUSE_FSYNC, m->mf->f.nodeid);
+	vqf_req_add_in(&cl.req, &fi, sizeof(fi));
+	return send(c, &cl);
+}
+
+int vqf_gcli_munmap(struct vqf_gcli *c, struct vqf_gcli_map *m)
+{
+	struct gmfile *mf = m->mf;
+	int ret;
+
+	STAT_ADD(c, calls, 1);
+	ret = gdax_munmap(&c->dax, m->v);
+	if (ret)
+		return ret;
+	free(m);
+	dax_file_drop(c, mf);
+	return 0;
+}
+
+void vqf_gcli_get_mm_stats(struct vqf_gcli *c, struct vqf_gcli_mm_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (c->dax_on)
+		gdax_mm_stats(&c->dax, out);
 }
 
 static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
@@ -3097,6 +3311,30 @@ void vqf_gcli_put_nodeid(struct vqf_gcli *c, u64 nodeid)
 	iput(c, nodeid);
 }
 
+/* Mappings the caller left: unmapped one by one (each may iput). */
+static void dax_unmap_all(struct vqf_gcli *c)
+{
+	for (;;) {
+		struct vqf_gcli_map *m = NULL;
+		unsigned int b;
+
+		pthread_mutex_lock(&c->lock);
+		for (b = 0; b < GCLI_BUCKETS && !m; b++) {
+			struct ginode *n;
+
+			for (n = c->buckets[b]; n && !m; n = n->next) {
+				struct gdax_vma *v = gdax_first_vma(&n->gdi);
+
+				if (v)
+					m = v->owner;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!m || vqf_gcli_munmap(c, m))
+			break;
+	}
+}
+
 void vqf_gcli_free(struct vqf_gcli *c)
 {
 	unsigned int i;
@@ -3106,6 +3344,10 @@ void vqf_gcli_free(struct vqf_gcli *c)
 	for (i = 0; i < c->cfg.max_files; i++)
 		if (c->files[i].used)
 			vqf_gcli_close(c, (int)i);
+	if (c->dax_on) {
+		dax_unmap_all(c);
+		dax_reap(c);
+	}
 	if (c->dax_on) {
 		/* Pinned, mapped inodes: REMOVEMAPPING before FORGET. */
 		for (i = 0; i < GCLI_BUCKETS; i++) {

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
-#define GDAX_SCRATCH	64	/* REMOVEMAPPING entries per request */
+/* REMOVEMAPPING entries per request: FUSE_REMOVEMAPPING_MAX_ENTRY. */
+#define GDAX_SCRATCH	VQF_REMOVEMAPPING_MAX
 
 /* The handle SETUPMAPPING names: the caller's open file, per thread. */
 static __thread u64 tls_fh;
@@ -58,32 +60,118 @@ static void m_unlock(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 static void l_lock(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
 	(void)w;
-	pthread_mutex_lock(&gi_of(di)->l);
+	pthread_rwlock_wrlock(&gi_of(di)->l);
 }
 
 static bool l_trylock(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
 	(void)w;
-	return !pthread_mutex_trylock(&gi_of(di)->l);
+	return !pthread_rwlock_trywrlock(&gi_of(di)->l);
 }
 
 static void l_unlock(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
 	(void)w;
-	pthread_mutex_unlock(&gi_of(di)->l);
+	pthread_rwlock_unlock(&gi_of(di)->l);
 }
 
-/* Mapped inodes are pinned until evicted: nothing to take. */
+/*
+ * igrab: the reclaimer pins the inode (under W) so that eviction, which
+ * marks it not ready under W, waits for it to let go.
+ */
 static bool i_get(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
+	struct gdax_inode *gi = gi_of(di);
+
 	(void)w;
-	return gi_of(di)->ready;
+	if (!gi->ready)
+		return false;
+	gi->busy++;
+	return true;
 }
 
 static void i_put(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
-	(void)w;
-	(void)di;
+	struct gdax_inode *gi = gi_of(di);
+	struct gdax *x = of(w);
+
+	pthread_mutex_lock(&x->wlock);
+	if (!--gi->busy)
+		pthread_cond_broadcast(&x->idle_cond);
+	pthread_mutex_unlock(&x->wlock);
+}
+
+static void mm_count(struct gdax *x, u64 *counter, u64 n)
+{
+	pthread_mutex_lock(&x->slock);
+	*counter += n;
+	pthread_mutex_unlock(&x->slock);
+}
+
+static bool pte_covers(const struct gdax_vma *v, u32 k, u64 start, u64 end,
+		       u64 rs)
+{
+	u64 r0 = (v->first + k) * rs;
+
+	return r0 < end && r0 + rs > start;
+}
+
+/*
+ * fuse_dax_break_layouts(): zap every entry of @gi's vmas showing file
+ * bytes [@start, @end) and wait until no access pins one.  Called with
+ * L(gi) exclusive, which keeps faults out; while waiting, L is dropped
+ * (fuse_wait_dax_page: a pinning user may need L to finish) and the
+ * entries are zapped again once it is back.
+ */
+static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
+		      u64 end)
+{
+	u64 rs = vqf_dax_range_size(&x->w), zapped = 0, waits = 0;
+	struct gdax_vma *v;
+	bool busy;
+	u32 k;
+
+	pthread_mutex_lock(&gi->pt);
+	for (;;) {
+		busy = false;
+		for (v = gi->vmas; v; v = v->next) {
+			for (k = 0; k < v->nptes; k++) {
+				struct gdax_pte *p = &v->pte[k];
+
+				if (!pte_covers(v, k, start, end, rs))
+					continue;
+				if (p->addr) {
+					p->addr = NULL;
+					p->writable = false;
+					zapped++;
+				}
+				if (p->pins)
+					busy = true;
+			}
+		}
+		if (!busy)
+			break;
+		waits++;
+		pthread_rwlock_unlock(&gi->l);
+		gi->waiters++;
+		pthread_cond_wait(&gi->unpinned, &gi->pt);
+		gi->waiters--;
+		pthread_mutex_unlock(&gi->pt);
+		pthread_rwlock_wrlock(&gi->l);
+		pthread_mutex_lock(&gi->pt);
+	}
+	pthread_mutex_unlock(&gi->pt);
+	if (zapped)
+		mm_count(x, &x->mm.zapped, zapped);
+	if (waits)
+		mm_count(x, &x->mm.pin_waits, waits);
+}
+
+static int release_users(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 u64 foffset, u64 len)
+{
+	zap_range(of(w), gi_of(di), foffset, foffset + len);
+	return 0;
 }
 
 static void kick(struct vqf_dax_window *w, unsigned int delay_ms)
@@ -149,6 +237,7 @@ static const struct vqf_dax_ops gdax_ops = {
 	.inode_unlock = l_unlock,
 	.inode_get = i_get,
 	.inode_put = i_put,
+	.release_users = release_users,
 	.kick_reclaim = kick,
 	.wake_free = wake_free,
 	.wait_free = wait_free,
@@ -186,7 +275,10 @@ static void *worker(void *arg)
 }
 
 int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
-	      int (*call)(void *ctx, struct vqf_gdrv_call *cl), void *ctx)
+	      int (*call)(void *ctx, struct vqf_gdrv_call *cl),
+	      int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh,
+			   u64 *size),
+	      void *ctx)
 {
 	struct vqf_dax_config cfg = { .window_size = len,
 				      .range_size = range_size };
@@ -203,11 +295,14 @@ int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
 	x->base = base;
 	x->len = len;
 	x->call = call;
+	x->isize = isize;
 	x->ctx = ctx;
 	pthread_mutex_init(&x->wlock, NULL);
 	pthread_cond_init(&x->free_cond, NULL);
+	pthread_cond_init(&x->idle_cond, NULL);
 	pthread_mutex_init(&x->klock, NULL);
 	pthread_cond_init(&x->kcond, NULL);
+	pthread_mutex_init(&x->slock, NULL);
 	ret = vqf_dax_window_init(&x->w, &cfg, x->ranges, nr, &gdax_ops, x);
 	if (!ret && pthread_create(&x->worker, NULL, worker, x))
 		ret = -ENOMEM;
@@ -235,8 +330,10 @@ void gdax_fini(struct gdax *x)
 		pthread_join(x->worker, NULL);
 	pthread_mutex_destroy(&x->wlock);
 	pthread_cond_destroy(&x->free_cond);
+	pthread_cond_destroy(&x->idle_cond);
 	pthread_mutex_destroy(&x->klock);
 	pthread_cond_destroy(&x->kcond);
+	pthread_mutex_destroy(&x->slock);
 	free(x->ranges);
 	x->ranges = NULL;
 }
@@ -245,23 +342,48 @@ void gdax_inode_init(struct gdax_inode *gi, u64 nodeid)
 {
 	vqf_dax_inode_init(&gi->di, nodeid, ~0ULL);
 	pthread_rwlock_init(&gi->m, NULL);
-	pthread_mutex_init(&gi->l, NULL);
+	pthread_rwlock_init(&gi->l, NULL);
+	pthread_mutex_init(&gi->pt, NULL);
+	pthread_cond_init(&gi->unpinned, NULL);
+	gi->vmas = NULL;
+	gi->waiters = 0;
+	gi->busy = 0;
 	gi->ready = true;
 }
 
-void gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
+long gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
 {
-	struct fuse_removemapping_one scratch[GDAX_SCRATCH];
+	struct fuse_removemapping_one *scratch;
+	long ret;
 
 	if (!gi->ready)
-		return;
-	/* Under W, where the reclaimer's inode_get() looks at it. */
+		return 0;
+	/*
+	 * Under W, where the reclaimer's inode_get() looks at it; then wait
+	 * for a reclaimer that pinned it before (evict_inode waits for
+	 * igrab's users the same way: the inode is I_FREEING).
+	 */
 	pthread_mutex_lock(&x->wlock);
 	gi->ready = false;
+	while (gi->busy)
+		pthread_cond_wait(&x->idle_cond, &x->wlock);
 	pthread_mutex_unlock(&x->wlock);
-	vqf_dax_inode_evict(&x->w, &gi->di, scratch, GDAX_SCRATCH);
+	scratch = malloc(GDAX_SCRATCH * sizeof(*scratch));
+	if (scratch) {
+		ret = vqf_dax_inode_evict(&x->w, &gi->di, scratch,
+					  GDAX_SCRATCH);
+	} else {
+		struct fuse_removemapping_one one;
+
+		ret = vqf_dax_inode_evict(&x->w, &gi->di, &one, 1);
+	}
+	free(scratch);
 	pthread_rwlock_destroy(&gi->m);
-	pthread_mutex_destroy(&gi->l);
+	pthread_rwlock_destroy(&gi->l);
+	pthread_mutex_destroy(&gi->pt);
+	pthread_cond_destroy(&gi->unpinned);
+	mm_count(x, &x->mm.evicted, 1);
+	return ret;
 }
 
 ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
@@ -293,23 +415,221 @@ ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
 
 int gdax_truncate(struct gdax *x, struct gdax_inode *gi, u64 size)
 {
-	struct fuse_removemapping_one scratch[GDAX_SCRATCH];
+	struct fuse_removemapping_one scratch[64];
 	u64 rs = vqf_dax_range_size(&x->w);
 	u64 start = (size + rs - 1) & ~(rs - 1);
 	long ret;
 
-	/* The range holding the new EOF stays: its tail past EOF is never
-	 * read (reads stop at the size); whole ranges past it go.
+	/*
+	 * fuse_do_setattr breaks every layout of a truncated DAX file: no
+	 * access through a mapping survives, the next one faults against
+	 * the new size.  The range holding the new EOF stays (reads stop at
+	 * the size); whole ranges past it go.
 	 */
-	pthread_mutex_lock(&gi->l);
+	pthread_rwlock_wrlock(&gi->l);
+	zap_range(x, gi, 0, ~0ULL);
 	ret = vqf_dax_inode_remove_range(&x->w, &gi->di, start,
 					 VQF_DAX_MAX_FOFFSET, scratch,
-					 GDAX_SCRATCH);
-	pthread_mutex_unlock(&gi->l);
+					 sizeof(scratch) / sizeof(scratch[0]));
+	pthread_rwlock_unlock(&gi->l);
 	return ret < 0 && ret != -EBUSY ? (int)ret : 0;
+}
+
+/* ---- mmap ---- */
+
+int gdax_mmap(struct gdax *x, struct gdax_inode *gi, u64 fh, u64 off,
+	      u64 len, int prot, void *owner, struct gdax_vma **out)
+{
+	u32 shift = x->w.range_shift;
+	struct gdax_vma *v;
+	u64 nptes;
+
+	if (!len || off % PAGE_SIZE || off > VQF_DAX_MAX_FOFFSET ||
+	    len > VQF_DAX_MAX_FOFFSET - off ||
+	    (prot & ~(PROT_READ | PROT_WRITE)))
+		return -EINVAL;
+	nptes = ((off + len - 1) >> shift) - (off >> shift) + 1;
+	if (nptes > (1u << 24))
+		return -ENOMEM;
+	v = calloc(1, sizeof(*v) + nptes * sizeof(v->pte[0]));
+	if (!v)
+		return -ENOMEM;
+	v->gi = gi;
+	v->fh = fh;
+	v->start = off;
+	/* a vma is whole pages */
+	v->len = (len + PAGE_SIZE - 1) & ~(u64)(PAGE_SIZE - 1);
+	v->first = off >> shift;
+	v->nptes = (u32)nptes;
+	v->prot = prot;
+	v->owner = owner;
+	pthread_mutex_lock(&gi->pt);
+	v->next = gi->vmas;
+	gi->vmas = v;
+	pthread_mutex_unlock(&gi->pt);
+	mm_count(x, &x->mm.maps, 1);
+	*out = v;
+	return 0;
+}
+
+int gdax_munmap(struct gdax *x, struct gdax_vma *v)
+{
+	struct gdax_inode *gi = v->gi;
+	struct gdax_vma **pp;
+	u32 k;
+
+	pthread_mutex_lock(&gi->pt);
+	for (k = 0; k < v->nptes; k++) {
+		if (v->pte[k].pins) {
+			pthread_mutex_unlock(&gi->pt);
+			return -EBUSY;
+		}
+	}
+	for (pp = &gi->vmas; *pp && *pp != v; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = v->next;
+	pthread_mutex_unlock(&gi->pt);
+	free(v);
+	mm_count(x, &x->mm.unmaps, 1);
+	return 0;
+}
+
+struct gdax_vma *gdax_first_vma(struct gdax_inode *gi)
+{
+	struct gdax_vma *v;
+
+	if (!gi->ready)
+		return NULL;
+	pthread_mutex_lock(&gi->pt);
+	v = gi->vmas;
+	pthread_mutex_unlock(&gi->pt);
+	return v;
+}
+
+static bool pte_usable(const struct gdax_pte *p, u64 pos, bool write)
+{
+	return p->addr && pos < p->limit && (!write || p->writable);
+}
+
+/* Pin @p (pt held) and point @ref at file byte @pos. */
+static void pte_pin(struct gdax *x, struct gdax_pte *p, u64 pos,
+		    struct gdax_ref *ref)
+{
+	u64 rs = vqf_dax_range_size(&x->w);
+
+	p->pins++;
+	ref->pte = p;
+	ref->addr = p->addr + (pos & (rs - 1));
+	ref->len = (size_t)(p->limit - pos);
+}
+
+/*
+ * __fuse_dax_fault(): L shared keeps reclaim off the inode while the
+ * entry is installed; the range reference lives only from map_begin to
+ * the install (iomap_begin .. iomap_end).  No free range: L dropped,
+ * wait, retry.
+ */
+static int gdax_fault(struct gdax *x, struct gdax_vma *v, struct gdax_pte *p,
+		      u64 pos, bool write, struct gdax_ref *ref)
+{
+	struct gdax_inode *gi = v->gi;
+	u64 rs = vqf_dax_range_size(&x->w), r0 = pos & ~(rs - 1);
+	u64 size, eof_page, limit;
+	struct vqf_dax_map map;
+	int ret;
+
+	mm_count(x, &x->mm.faults, 1);
+	for (;;) {
+		pthread_rwlock_rdlock(&gi->l);
+		ret = x->isize(x->ctx, gi, v->fh, &size);
+		if (ret)
+			break;
+		eof_page = (size + PAGE_SIZE - 1) & ~(u64)(PAGE_SIZE - 1);
+		if (pos >= eof_page) {
+			ret = -ENXIO;
+			break;
+		}
+		tls_fh = v->fh;
+		ret = vqf_dax_map_begin(&x->w, &gi->di, pos,
+					VQF_DAX_MAP_NOWAIT |
+					(write ? VQF_DAX_MAP_WRITE : 0), &map);
+		if (ret != -EAGAIN)
+			break;
+		pthread_rwlock_unlock(&gi->l);
+		mm_count(x, &x->mm.fault_waits, 1);
+		ret = vqf_dax_wait_free(&x->w);
+		if (ret)
+			return ret;
+	}
+	if (ret) {
+		pthread_rwlock_unlock(&gi->l);
+		return ret;
+	}
+	limit = r0 + rs;
+	if (limit > v->start + v->len)
+		limit = v->start + v->len;
+	if (limit > eof_page)
+		limit = eof_page;
+	pthread_mutex_lock(&gi->pt);
+	if (p->addr != x->base + map.moffset - (pos - r0))
+		p->writable = false;
+	p->addr = x->base + map.moffset - (pos - r0);
+	p->limit = limit;
+	p->writable |= write;
+	pte_pin(x, p, pos, ref);
+	pthread_mutex_unlock(&gi->pt);
+	vqf_dax_map_end(&x->w, &map);
+	pthread_rwlock_unlock(&gi->l);
+	return 0;
+}
+
+int gdax_get(struct gdax *x, struct gdax_vma *v, u64 off, bool write,
+	     struct gdax_ref *ref)
+{
+	struct gdax_inode *gi = v->gi;
+	struct gdax_pte *p;
+	u64 pos;
+
+	ref->pte = NULL;
+	if (off >= v->len)
+		return -EFAULT;
+	if (!(v->prot & (write ? PROT_WRITE : PROT_READ)))
+		return -EACCES;
+	pos = v->start + off;
+	p = &v->pte[(pos >> x->w.range_shift) - v->first];
+	pthread_mutex_lock(&gi->pt);
+	if (pte_usable(p, pos, write)) {
+		pte_pin(x, p, pos, ref);
+		pthread_mutex_unlock(&gi->pt);
+		return 0;
+	}
+	pthread_mutex_unlock(&gi->pt);
+	return gdax_fault(x, v, p, pos, write, ref);
+}
+
+void gdax_put(struct gdax *x, struct gdax_vma *v, struct gdax_ref *ref)
+{
+	struct gdax_inode *gi = v->gi;
+
+	(void)x;
+	if (!ref->pte)
+		return;
+	pthread_mutex_lock(&gi->pt);
+	if (!--ref->pte->pins && gi->waiters)
+		pthread_cond_broadcast(&gi->unpinned);
+	pthread_mutex_unlock(&gi->pt);
+	ref->pte = NULL;
 }
 
 void gdax_stats(struct gdax *x, struct vqf_dax_stats *out)
 {
 	vqf_dax_stats_read(&x->w, out);
+}
+
+void gdax_mm_stats(struct gdax *x, struct vqf_gcli_mm_stats *out)
+{
+	pthread_mutex_lock(&x->slock);
+	*out = x->mm;
+	pthread_mutex_unlock(&x->slock);
 }

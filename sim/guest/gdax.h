@@ -9,18 +9,35 @@
  * the simulator the window's guest address is the device's host address
  * (vqf_fsdev_shm()).
  *
- * Inodes that were ever mapped stay pinned until gdax_inode_evict()
- * (the client calls it when it frees the inode, at vqf_gcli_free()).
+ * mmap: a gdax_vma is a MAP_SHARED mapping of file bytes.  Its "page
+ * table" holds one entry per DAX range it covers (a PMD-sized DAX fault,
+ * as fuse_dax_huge_fault); gdax_get() is a load or store through it: a
+ * present entry is used as is (no lib call, no request), a missing one
+ * faults: L(i) shared, vqf_dax_map_begin(NOWAIT), entry installed, the
+ * range reference dropped again (upstream's iomap_begin/iomap_end around
+ * a fault).  The pointer stays valid until gdax_put(): the entry is
+ * pinned, which is what a CPU in the middle of an access or a
+ * get_user_pages() pin is to the kernel.  Reclaim and truncation zap the
+ * entries of a range under L(i) exclusive (release_users, as
+ * fuse_dax_break_layouts) and wait for pins with L(i) dropped (as
+ * fuse_wait_dax_page); the next access faults again.
+ *
+ * Locks per inode: M (rwlock, lib), L (rwlock: faults shared, reclaim
+ * and truncation exclusive), pt (mutex: the inode's vmas, their entries
+ * and pins; innermost after L, never held across a lib call).
  */
 #ifndef VQF_GDAX_H
 #define VQF_GDAX_H
 
 #include "vqf_dax.h"
 #include "vqf_gdrv.h"
+#include "vqf_gcli.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
+
+struct gdax_inode;
 
 struct gdax {
 	struct vqf_dax_window w;
@@ -29,6 +46,7 @@ struct gdax {
 	u64 len;
 	pthread_mutex_t wlock;		/* W */
 	pthread_cond_t free_cond;	/* nr_free > 0, under wlock */
+	pthread_cond_t idle_cond;	/* an inode's busy fell to 0 (W) */
 	pthread_mutex_t klock;		/* the reclaim worker's kicks */
 	pthread_cond_t kcond;
 	unsigned int kick_ms;
@@ -38,36 +56,109 @@ struct gdax {
 	 * counters).
 	 */
 	int (*call)(void *ctx, struct vqf_gdrv_call *cl);
+	/* The size a fault is bounded by (the client's i_size). */
+	int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size);
 	void *ctx;
+	pthread_mutex_t slock;		/* mm */
+	struct vqf_gcli_mm_stats mm;
+};
+
+/* One page-table entry: the part of a DAX range a vma shows. */
+struct gdax_pte {
+	u8 *addr;		/* window address of the range; NULL: none */
+	u64 limit;		/* file offset accesses stay below */
+	u32 pins;		/* accesses in progress (pt) */
+	bool writable;
+};
+
+struct gdax_vma {
+	struct gdax_vma *next;	/* gi->vmas, under gi->pt */
+	struct gdax_inode *gi;
+	u64 fh;			/* the open file it maps (vm_file) */
+	u64 start, len;		/* file bytes [start, start + len) */
+	u64 first;		/* range index of @start */
+	u32 nptes;
+	int prot;		/* PROT_READ | PROT_WRITE */
+	void *owner;		/* the client's */
+	struct gdax_pte pte[];
+};
+
+/* A pinned access: gdax_get() fills it, gdax_put() ends it. */
+struct gdax_ref {
+	void *addr;
+	size_t len;
+	struct gdax_pte *pte;
 };
 
 struct gdax_inode {
 	struct vqf_dax_inode di;
 	pthread_rwlock_t m;		/* M */
-	pthread_mutex_t l;		/* L */
-	bool ready;
+	pthread_rwlock_t l;		/* L */
+	pthread_mutex_t pt;		/* vmas, entries, pins */
+	pthread_cond_t unpinned;	/* pt: a pin went */
+	struct gdax_vma *vmas;		/* pt */
+	u32 waiters;			/* pt: zaps waiting for pins */
+	u32 busy;			/* W: reclaimer's inode_get pins */
+	bool ready;			/* W to write */
 };
 
 /* 0, or -EINVAL/-ENOSPC (geometry), -ENOMEM. */
 int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
-	      int (*call)(void *ctx, struct vqf_gdrv_call *cl), void *ctx);
+	      int (*call)(void *ctx, struct vqf_gdrv_call *cl),
+	      int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh,
+			   u64 *size),
+	      void *ctx);
 void gdax_fini(struct gdax *x);
 
 void gdax_inode_init(struct gdax_inode *gi, u64 nodeid);
-/* Every range of @gi freed (REMOVEMAPPING batches); locks destroyed. */
-void gdax_inode_evict(struct gdax *x, struct gdax_inode *gi);
+/*
+ * Every range of @gi freed (REMOVEMAPPING batches of up to
+ * VQF_REMOVEMAPPING_MAX entries); waits for the reclaimer to let go of
+ * it; locks destroyed.  Nobody may use @gi any more (no open, no vma).
+ * Returns the ranges freed.
+ */
+long gdax_inode_evict(struct gdax *x, struct gdax_inode *gi);
 
 /*
  * Copies through the window, into @buf or (@write) from it.  The caller
  * bounds @n by the file size (a load past EOF in a mapping is SIGBUS)
- * and, for a write, has extended the file first.  @fh: an open handle of the file (read-write for a
- * write) that SETUPMAPPING names.  Returns bytes or -errno.
+ * and, for a write, has extended the file first.  @fh: an open handle of
+ * the file (read-write for a write) that SETUPMAPPING names.  Returns
+ * bytes or -errno.
  */
 ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *buf,
 		  size_t n, u64 off, bool write);
-/* Truncation to @size: ranges past it are removed (REMOVEMAPPING). */
+/*
+ * Truncation to @size: every page-table entry of @gi zapped (waiting for
+ * accesses in progress), ranges past @size removed (REMOVEMAPPING).
+ */
 int gdax_truncate(struct gdax *x, struct gdax_inode *gi, u64 size);
 
+/*
+ * mmap(MAP_SHARED) of file bytes [@off, @off + @len) of @gi through open
+ * handle @fh; @off page-aligned, @len > 0, @prot PROT_READ/PROT_WRITE.
+ * 0 or -EINVAL, -ENOMEM.
+ */
+int gdax_mmap(struct gdax *x, struct gdax_inode *gi, u64 fh, u64 off,
+	      u64 len, int prot, void *owner, struct gdax_vma **out);
+/* munmap: -EBUSY (nothing done) while an access is pinned. */
+int gdax_munmap(struct gdax *x, struct gdax_vma *v);
+/*
+ * A load (or @write store) at byte @off of @v: *@ref points at it, valid
+ * for ref->len bytes (to the end of the range, the vma or the page
+ * holding EOF) until gdax_put().  The caller holds no other ref (a zap
+ * could wait for it while we wait for the zap).  Returns 0 or -EFAULT
+ * (outside the vma: SIGSEGV), -EACCES (prot: SIGSEGV), -ENXIO (at or past
+ * the page holding EOF: SIGBUS), or the fault's error (SETUPMAPPING,
+ * GETATTR, -ENOTCONN at shutdown).
+ */
+int gdax_get(struct gdax *x, struct gdax_vma *v, u64 off, bool write,
+	     struct gdax_ref *ref);
+void gdax_put(struct gdax *x, struct gdax_vma *v, struct gdax_ref *ref);
+/* The inode's first vma (for teardown), NULL if none. */
+struct gdax_vma *gdax_first_vma(struct gdax_inode *gi);
+
 void gdax_stats(struct gdax *x, struct vqf_dax_stats *out);
+void gdax_mm_stats(struct gdax *x, struct vqf_gcli_mm_stats *out);
 
 #endif /* VQF_GDAX_H */

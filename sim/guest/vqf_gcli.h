@@ -251,6 +251,69 @@ void vqf_gcli_get_dax_stats(struct vqf_gcli *c, struct vqf_dax_stats *out);
 /* cache=shared: whether versions are in use, and lib's counters. */
 bool vqf_gcli_get_ver_stats(struct vqf_gcli *c, struct vqf_ver_stats *out);
 
+/*
+ * mmap (DAX only: -ENODEV without a window).  A MAP_SHARED mapping of
+ * file bytes [@off, @off + @len) of @fd straight onto the cache window:
+ * loads and stores reach the host file with no FUSE request and no copy.
+ * @off page-aligned; @prot PROT_READ and/or PROT_WRITE; @fd must be open
+ * for reading, and read-write without O_APPEND for PROT_WRITE (else
+ * -EACCES, as mmap(2)).  The mapping keeps the open file: after close(fd)
+ * its FLUSH and RELEASE wait for the last munmap (the kernel sends FLUSH
+ * at close; here both go at the last put of the open file).  Returns 0,
+ * -EBADF, -ENODEV (directory, no DAX), -EINVAL, -EACCES, -ENOMEM.
+ *
+ * Access has fault semantics (fs/fuse/dax.c): vqf_gcli_mmap_get() is a
+ * load (or @write store) at byte @off of the mapping.  If the mapping's
+ * page-table entry for that DAX range is present it is used as is;
+ * otherwise it faults: SETUPMAPPING if the range is not in the window
+ * (read-only for a load, FLAG_WRITE for a store, upgrading a read-only
+ * range), the entry installed, and the range reference dropped again.
+ * @ref->addr then points at the byte, valid for @ref->len bytes (up to
+ * the end of the DAX range, of the mapping or of the page holding EOF)
+ * until vqf_gcli_mmap_put().  Between a put and the next get, reclaim or
+ * truncation may zap the entry (REMOVEMAPPING, the range reused): the
+ * next get faults again and sees the file's current bytes.  A zap waits
+ * for gets in progress, so while holding a ref a thread may make other
+ * gets and puts but no other client call (read, write, truncate... could
+ * wait for the reclaim that waits for its ref).
+ * Returns 0 or -EFAULT (outside the mapping: SIGSEGV), -EACCES (store
+ * to a read-only mapping, load of a PROT_NONE one: SIGSEGV), -ENXIO (at
+ * or past the page holding EOF: SIGBUS), or the fault's errno.
+ *
+ * Stores are coherent with read(), write() and the host at once (the
+ * window shares the host's page cache).  vqf_gcli_msync(): MS_SYNC sends
+ * FSYNC (datasync, as msync's vfs_fsync_range) for the mapped file;
+ * MS_ASYNC and MS_INVALIDATE have nothing to do.  vqf_gcli_munmap():
+ * -EBUSY while a ref is held.  vqf_gcli_free() unmaps what is left.
+ */
+struct vqf_gcli_map;
+
+struct vqf_gcli_mref {
+	void *addr;
+	size_t len;
+	void *priv;
+};
+
+struct vqf_gcli_mm_stats {
+	u64 maps, unmaps;
+	u64 faults;		/* gets that found no usable entry */
+	u64 fault_waits;	/* no free range: L dropped, waited, retried */
+	u64 zapped;		/* entries removed by reclaim/truncation */
+	u64 pin_waits;		/* a zap waited for a get to be put */
+	u64 evicted;		/* DAX inodes evicted (REMOVEMAPPING batches) */
+};
+
+int vqf_gcli_mmap(struct vqf_gcli *c, int fd, off_t off, size_t len,
+		  int prot, struct vqf_gcli_map **out);
+int vqf_gcli_mmap_get(struct vqf_gcli *c, struct vqf_gcli_map *m,
+		      size_t off, bool write, struct vqf_gcli_mref *ref);
+void vqf_gcli_mmap_put(struct vqf_gcli *c, struct vqf_gcli_map *m,
+		       struct vqf_gcli_mref *ref);
+/* flags: MS_ASYNC or MS_SYNC, | MS_INVALIDATE. */
+int vqf_gcli_msync(struct vqf_gcli *c, struct vqf_gcli_map *m, int flags);
+int vqf_gcli_munmap(struct vqf_gcli *c, struct vqf_gcli_map *m);
+void vqf_gcli_get_mm_stats(struct vqf_gcli *c, struct vqf_gcli_mm_stats *out);
+
 /* The driver underneath (for raw requests in tests). */
 struct vqf_gdrv *vqf_gcli_drv(struct vqf_gcli *c);
 
