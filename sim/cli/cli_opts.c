@@ -21,11 +21,13 @@ int vqf_cli_parse_cache(const char *val, enum vqf_gcli_cache *out,
 		*out = VQF_GCLI_CACHE_AUTO;
 	else if (!strcmp(val, "always"))
 		*out = VQF_GCLI_CACHE_ALWAYS;
+	else if (!strcmp(val, "shared"))
+		*out = VQF_GCLI_CACHE_SHARED;
 	else if (all && !strcmp(val, "all"))
 		*all = true;
 	else
 		return vqf_cli_bad_usage("--cache: unknown mode '%s' "
-					 "(none, auto, always%s)", val,
+					 "(none, auto, always, shared%s)", val,
 					 all ? ", all" : "");
 	return 0;
 }
@@ -48,16 +50,18 @@ int vqf_cli_parse_timeout(const char *val, double *out)
 
 int vqf_cli_check_cache(enum vqf_gcli_cache cache, bool timeout_set)
 {
-	if (timeout_set && cache != VQF_GCLI_CACHE_AUTO)
+	if (timeout_set && cache != VQF_GCLI_CACHE_AUTO &&
+	    cache != VQF_GCLI_CACHE_SHARED)
 		return vqf_cli_bad_usage("--timeout applies to --cache=auto "
-					 "only");
+					 "and shared only");
 	return 0;
 }
 
 const char *vqf_cli_cache_name(enum vqf_gcli_cache c)
 {
 	return c == VQF_GCLI_CACHE_AUTO ? "auto" :
-	       c == VQF_GCLI_CACHE_ALWAYS ? "always" : "none";
+	       c == VQF_GCLI_CACHE_ALWAYS ? "always" :
+	       c == VQF_GCLI_CACHE_SHARED ? "shared" : "none";
 }
 
 void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
@@ -72,13 +76,14 @@ void vqf_cli_cache_usage(FILE *f, bool all)
 {
 	fprintf(f,
 "  --cache MODE        the simulated guest's cache: none (default), auto,\n"
-"                      always%s\n"
+"                      always, shared%s\n"
 "  --writeback         writes may stay in the guest until close or fsync\n"
 "                      (auto and always; no effect with none, which is\n"
 "                      direct I/O)\n"
-"  --timeout SECONDS   cache=auto entry and attribute timeout (default 1)\n",
-		all ? "; all: the five modes in turn (none, auto,\n"
-		"                      always, auto+wb, always+wb)" : "");
+"  --timeout SECONDS   cache=auto entry and attribute timeout (default 1;\n"
+"                      shared uses it for inodes without a version slot)\n",
+		all ? "; all: the six modes in turn (none, auto,\n"
+		"                      always, auto+wb, always+wb, shared)" : "");
 }
 
 const struct vqf_cli_num_opt *vqf_cli_find_num(

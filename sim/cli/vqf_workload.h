@@ -108,6 +108,13 @@ struct vqf_wl_cfg {
 			 uint64_t total);
 	void *progress_arg;
 	unsigned int progress_ms;
+	/*
+	 * Called in each job's thread before it runs a phase (NULL: none),
+	 * e.g. to send job @job's operations through a guest of its own.
+	 * Setup and cleanup run in the calling thread.
+	 */
+	void (*job_init)(void *arg, unsigned int job);
+	void *job_arg;
 };
 
 #define VQF_WL_MAX_PHASES	8

@@ -58,6 +58,10 @@ static void usage(FILE *f)
 "                      smallfile, 4K for rand*, 128K for seq*; max 64M)\n"
 "  --jobs N            guest threads (1..256, default 1); each has its own\n"
 "                      subdirectory (smallfile) or file (the others)\n"
+"  --guests N          simulated guests (1..16, default 1), each with its\n"
+"                      own RAM, device, driver and client, sharing the one\n"
+"                      backend (and the version table of --cache=shared);\n"
+"                      job j runs in guest j %% N; --jobs defaults to N\n"
 "  --queues N          request queues (1..64, default 1)\n"
 "  --queue-size N      descriptors per queue (power of two, 8..1024,\n"
 "                      default 128)\n"
@@ -102,6 +106,10 @@ static void usage(FILE *f)
 "             while open (close-to-open)\n"
 "  always     as auto, never expiring\n"
 "  auto+wb, always+wb  the same with --writeback\n"
+"  shared     as auto, but the device's shared version table (seed 010)\n"
+"             proves cached entries and attributes valid with no round\n"
+"             trip, and shows every change made by another guest or on\n"
+"             the host at once\n"
 "\n"
 "Columns: ops/s = operations per second of the phase (all jobs); MiB/s =\n"
 "file data; req/op = FUSE requests the driver submitted on the request\n"
@@ -193,6 +201,7 @@ static const struct run_mode all_modes[] = {
 	{ "always", VQF_GCLI_CACHE_ALWAYS, false },
 	{ "auto+wb", VQF_GCLI_CACHE_AUTO, true },
 	{ "always+wb", VQF_GCLI_CACHE_ALWAYS, true },
+	{ "shared", VQF_GCLI_CACHE_SHARED, false },
 };
 
 #define NR_ALL_MODES	(sizeof(all_modes) / sizeof(*all_modes))
@@ -208,6 +217,8 @@ struct run_opts {
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
 	double timeout;			/* seconds; 0: the client's (1 s) */
+	unsigned int guests;		/* --guests (0: 1) */
+	bool jobs_set;
 	const char *plot;		/* --plot FILE */
 	const char *trace;		/* --trace FILE */
 	/* What runs: all_modes, or the one mode asked for. */
@@ -223,6 +234,7 @@ static const struct vqf_cli_num_opt num_opts[] = {
 	{ "--size", true, 1, 1ull << 40 },
 	{ "--bs", true, 1, 64ull << 20 },
 	{ "--jobs", false, 1, 256 },
+	{ "--guests", false, 1, VQF_SIM_MAX_GUESTS },
 	{ "--queues", false, 1, 64 },
 	/* CREATE takes six descriptors, and the ring refuses chains longer
 	 * than the queue even with indirect descriptors.
@@ -244,7 +256,9 @@ static int set_num(struct run_opts *o, const char *name,
 	else if (!strcmp(name, "--bs"))
 		o->wl.bs = v;
 	else if (!strcmp(name, "--jobs"))
-		o->wl.jobs = v;
+		o->wl.jobs = v, o->jobs_set = true;
+	else if (!strcmp(name, "--guests"))
+		o->guests = v;
 	else if (!strcmp(name, "--queues"))
 		o->queues = v;
 	else if (!strcmp(name, "--queue-size"))
@@ -350,6 +364,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
 				  o->fs))
 		return VQF_CLI_EXIT_USAGE;
+	/* One job per guest unless told otherwise. */
+	if (o->guests > 1 && !o->jobs_set)
+		o->wl.jobs = o->guests;
 	if (o->trace && o->all)
 		return vqf_cli_bad_usage("--trace: one machine per trace; "
 					 "not with --cache=all");
@@ -475,11 +492,12 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	printf(",\n  \"workload\": ");
 	json_str(vqf_wl_kind_name(wl->kind));
 	printf(",\n  \"queues\": %u,\n  \"queue_size\": %u,\n"
-	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"jobs\": %u,\n"
+	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"guests\": %u,\n"
+	       "  \"jobs\": %u,\n"
 	       "  \"files\": %u,\n  \"size\": %llu,\n  \"bs\": %llu,\n"
 	       "  \"timeout_seconds\": %.3f,\n",
 	       o->queues, o->queue_size, o->threads,
-	       json_bool(o->inline_kick), wl->jobs,
+	       json_bool(o->inline_kick), o->guests ? o->guests : 1, wl->jobs,
 	       wl->kind == VQF_WL_SMALLFILE ? wl->files : wl->jobs,
 	       (unsigned long long)wl->size, (unsigned long long)wl->bs,
 	       o->timeout > 0 ? o->timeout : 1.0);
@@ -575,9 +593,10 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 static void print_title(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 {
 	printf("%s on %s: backend %s, %u queue(s) x %u, device threads %u%s, "
-	       "jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
+	       "guests %u, jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
 	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
-	       o->threads, o->inline_kick ? " (inline)" : "", wl->jobs);
+	       o->threads, o->inline_kick ? " (inline)" : "",
+	       o->guests ? o->guests : 1, wl->jobs);
 	if (wl->kind == VQF_WL_SMALLFILE)
 		printf("%u files x %llu B per job", wl->files,
 		       (unsigned long long)wl->size);
@@ -930,6 +949,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
+	sc.guests = o->guests;
 	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
@@ -944,7 +964,11 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 		return ret;
 	}
 	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o->fs), &fs);
+	wl->job_init = vqf_wl_sim_job_init;
+	wl->job_arg = s;
 	ret = vqf_wl_run(&fs, wl, res);
+	wl->job_init = NULL;
+	wl->job_arg = NULL;
 	vqf_sim_free(s);
 	tret = vqf_trace_close(tr);
 	if (tret && !ret) {

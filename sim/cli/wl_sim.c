@@ -4,9 +4,21 @@
  */
 #include "vqf_wl_sim.h"
 
+#include <string.h>
+
+/* The guest the calling thread works through (vqf_wl_sim_job_init()). */
+static __thread unsigned int wl_guest;
+
 static struct vqf_gcli *cli(void *ctx)
 {
-	return vqf_sim_cli(ctx);
+	struct vqf_gcli *c = vqf_sim_cli_n(ctx, wl_guest);
+
+	return c ? c : vqf_sim_cli(ctx);
+}
+
+void vqf_wl_sim_job_init(void *sim, unsigned int job)
+{
+	wl_guest = job % vqf_sim_guests(sim);
 }
 
 static int s_open(void *ctx, const char *path, int flags, mode_t mode)
@@ -86,16 +98,21 @@ static ssize_t s_getxattr(void *ctx, const char *path, const char *name,
 static void s_counters(void *ctx, struct vqf_wl_counters *out)
 {
 	struct vqf_sim_stats st;
+	unsigned int i;
 
-	vqf_sim_get_stats(ctx, &st);
-	out->requests = st.drv.submitted;
-	out->lookups = st.cli.lookups;
-	out->forgets = st.drv.forgets + st.drv.batch_forgets;
-	out->kicks = st.drv.kicks;
-	out->irqs = st.drv.irqs;
-	out->interrupts = st.dev.interrupts;
-	out->cli_copied = st.cli.bytes_copied;
-	out->drv_copied = st.drv.bytes_copied;
+	/* All guests together: the jobs are spread over them. */
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < vqf_sim_guests(ctx); i++) {
+		vqf_sim_get_stats_n(ctx, i, &st);
+		out->requests += st.drv.submitted;
+		out->lookups += st.cli.lookups;
+		out->forgets += st.drv.forgets + st.drv.batch_forgets;
+		out->kicks += st.drv.kicks;
+		out->irqs += st.drv.irqs;
+		out->interrupts += st.dev.interrupts;
+		out->cli_copied += st.cli.bytes_copied;
+		out->drv_copied += st.drv.bytes_copied;
+	}
 }
 
 void vqf_wl_sim_fs(struct vqf_sim *s, const char *name, struct vqf_wl_fs *fs)

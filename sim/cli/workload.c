@@ -353,6 +353,8 @@ static void *job_main(void *arg)
 	struct wl_job *j = arg;
 	struct wl_run *r = j->r;
 
+	if (r->cfg.job_init)
+		r->cfg.job_init(r->cfg.job_arg, j->id);
 	j->fn_ret = r->fn(j);
 	clock_gettime(CLOCK_MONOTONIC, &j->end);
 	pthread_mutex_lock(&r->lock);

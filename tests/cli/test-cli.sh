@@ -103,7 +103,7 @@ expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
 	 --jobs --backend --json --cache --writeback --timeout --plot --trace --dax --dax-window ls-l \
-	 auto+wb always+wb; do
+	 auto+wb always+wb shared --guests; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
 expect 0 "help" help
@@ -194,6 +194,22 @@ assert d["timeout_seconds"] == 1, d
 PY
 check_dir "cache none writeback"
 
+# Several guests on one backend: jobs spread over them, all succeed, and
+# the shared version table is negotiated.
+expect_usage "--guests" run --shared "$D" --guests 0
+expect_usage "--guests" run --shared "$D" --guests 17
+expect 0 "guests 3 shared" run --shared "$D" --files 30 --guests 3 \
+	--cache shared --inline --json --quiet &&
+	python3 - "$OUT" <<'PY' || fail "guests 3 shared: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is True and d["guests"] == 3 and d["jobs"] == 3, d
+assert d["cache"] == "shared", d
+for p in d["phases"]:
+	assert p["ops"] == 90, p
+PY
+check_dir "guests 3 shared"
+
 # The matrix: every mode, every phase, and what the caches save.
 expect 0 "cache=all json" run --shared "$D" --files 20 --cache=all \
 	--json --quiet &&
@@ -204,7 +220,8 @@ d = json.load(open(path))
 assert d["ok"] is True, d
 modes = {m["mode"]: m for m in d["modes"]}
 assert [m["mode"] for m in d["modes"]] == \
-	["none", "auto", "always", "auto+wb", "always+wb"], list(modes)
+	["none", "auto", "always", "auto+wb", "always+wb", "shared"], \
+	list(modes)
 for m in d["modes"]:
 	assert m["ok"] is True, m
 	assert m["writeback"] == m["mode"].endswith("+wb"), m
@@ -222,7 +239,7 @@ for name in phases:
 	none = ph("none", name)
 	# cache=none walks every path component with LOOKUP.
 	assert none["lookups_per_op"] >= 2, none
-	for mode in ("auto", "always", "auto+wb", "always+wb"):
+	for mode in ("auto", "always", "auto+wb", "always+wb", "shared"):
 		c = ph(mode, name)
 		assert c["requests"] < none["requests"], (mode, c, none)
 		assert c["lookups"] < none["lookups"], (mode, c, none)
@@ -242,7 +259,7 @@ check_dir "cache=all json"
 expect 0 "cache=all table" run --shared "$D" --files 5 --cache=all \
 	--inline --quiet &&
 	for t in "ops/s" "req/op" "lkp/op" "kick/op" "irq/op" "intr/op"; do
-		grep -q "^$t  *none  *auto  *always  *auto+wb  *always+wb$" \
+		grep -q "^$t  *none  *auto  *always  *auto+wb  *always+wb  *shared$" \
 			"$OUT" || fail "cache=all table lacks $t"
 	done
 check_dir "cache=all table"
