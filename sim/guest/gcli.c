@@ -1613,30 +1613,30 @@ static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 }
 
 /*
- * write() through the window.  A write that grows the file extends it
- * first (SETATTR size): stores past EOF in a mapping are SIGBUS, and the
- * seed left this as a TODO.
+ * fuse_dax_write_iter(): a write that grows the file goes to the server
+ * as WRITE (fuse_dax_direct_write): a store past EOF in a mapping is
+ * SIGBUS, and one WRITE costs less than SETATTR size plus the copy (the
+ * host allocates in its write path rather than in page faults).  Other
+ * writes go through the window.  A size we cannot learn: WRITE too.
  */
-static ssize_t dax_pwrite(struct vqf_gcli *c, struct gfile *f,
-			  const void *buf, size_t n, off_t off)
+static bool dax_grows(struct vqf_gcli *c, struct gfile *f, size_t n,
+		      off_t off)
 {
 	u64 size;
-	int ret;
 
-	ret = dax_size(c, f, &size);
-	if (ret)
-		return ret;
-	if ((u64)off + n > size) {
-		struct fuse_setattr_in si = { .valid = FATTR_SIZE | FATTR_FH,
-					      .fh = f->fh,
-					      .size = (u64)off + n };
+	return dax_size(c, f, &size) || (u64)off + n > size;
+}
 
-		ret = setattr(c, f->nodeid, &si);
-		if (ret)
-			return ret;
-		STAT_ADD(c, dax_extends, 1);
-	}
-	return dax_copy(c, f, (void *)buf, n, off, true);
+/* fuse_write_update_attr(): the size a WRITE that grew the file made. */
+static void dax_size_grew(struct vqf_gcli *c, u64 nodeid, u64 end)
+{
+	struct ginode *i;
+
+	pthread_mutex_lock(&c->lock);
+	i = *ifind(c, nodeid);
+	if (i && i->ca.known && i->ca.attr.size < end)
+		i->ca.attr.size = end;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* gdax's i_size for a fault: the size dax_size() knows. */
@@ -2064,8 +2064,8 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 		return -EINVAL;
 	if (!n)
 		return 0;
-	if (c->dax_on)
-		return dax_pwrite(c, f, buf, n, off);
+	if (c->dax_on && !dax_grows(c, f, n, off))
+		return dax_copy(c, f, (void *)buf, n, off, true);
 	if (writeback(c))
 		return wb_write(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
@@ -2106,6 +2106,11 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 	vqf_gram_release(ram, page);
 	/* Size and mtime moved on the server (fuse_write_update_attr). */
 	attr_inval(c, f->nodeid);
+	if (c->dax_on) {
+		/* DAX bounds copies by the size: keep it (no page cache) */
+		dax_size_grew(c, f->nodeid, (u64)off + done);
+		STAT_ADD(c, dax_extends, 1);
+	}
 	STAT_ADD(c, bytes_written, done);
 	return (ssize_t)done;
 }

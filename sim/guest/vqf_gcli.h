@@ -109,7 +109,7 @@ struct vqf_gcli_stats {
 	u64 notify_refused;	/* malformed or unknown notifications */
 	u64 dax_reads;		/* read() calls served through the window */
 	u64 dax_writes;		/* write() calls served through the window */
-	u64 dax_extends;	/* SETATTR size before a growing DAX write */
+	u64 dax_extends;	/* DAX writes growing the file: sent as WRITE */
 	/* cache=shared: the table's verdicts (lib's own counters are in
 	 * vqf_gcli_get_ver_stats()).
 	 */
