@@ -108,12 +108,19 @@ static void mm_count(struct gdax *x, u64 *counter, u64 n)
 	pthread_mutex_unlock(&x->slock);
 }
 
-static bool pte_covers(const struct gdax_vma *v, u32 k, u64 start, u64 end,
-		       u64 rs)
+/* The entries of @v showing file bytes [@start, @end): [*k0, *k1]. */
+static bool pte_span(const struct gdax_vma *v, u64 start, u64 end,
+		     u32 shift, u32 *k0, u32 *k1)
 {
-	u64 r0 = (v->first + k) * rs;
+	u64 first = start >> shift, last = (end - 1) >> shift;
 
-	return r0 < end && r0 + rs > start;
+	if (end <= start || last < v->first ||
+	    first >= v->first + v->nptes)
+		return false;
+	*k0 = first > v->first ? (u32)(first - v->first) : 0;
+	*k1 = last - v->first >= v->nptes ? v->nptes - 1 :
+	      (u32)(last - v->first);
+	return true;
 }
 
 /*
@@ -126,7 +133,7 @@ static bool pte_covers(const struct gdax_vma *v, u32 k, u64 start, u64 end,
 static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
 		      u64 end)
 {
-	u64 rs = vqf_dax_range_size(&x->w), zapped = 0, waits = 0;
+	u64 zapped = 0, waits = 0;
 	struct gdax_vma *v;
 	bool busy;
 	u32 k;
@@ -135,11 +142,14 @@ static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
 	for (;;) {
 		busy = false;
 		for (v = gi->vmas; v; v = v->next) {
-			for (k = 0; k < v->nptes; k++) {
+			u32 k0, k1;
+
+			if (!pte_span(v, start, end, x->w.range_shift, &k0,
+				      &k1))
+				continue;
+			for (k = k0; k <= k1; k++) {
 				struct gdax_pte *p = &v->pte[k];
 
-				if (!pte_covers(v, k, start, end, rs))
-					continue;
 				if (p->addr) {
 					p->addr = NULL;
 					p->writable = false;

@@ -3,8 +3,7 @@
  * test_e2e_daxio.c - the guest client's DAX path: file data read and
  * written through the device's cache window (lib/vqf_dax allocator,
  * SETUPMAPPING/REMOVEMAPPING), with no READ or WRITE request, checked
- * against the host file byte for byte; growing writes extend the file
- * first; a window smaller than the file forces reclaim; truncation
+ * against the host file byte for byte; growing writes are WRITE requests; a window smaller than the file forces reclaim; truncation
  * removes mappings.
  */
 #include "e2e.h"
@@ -37,7 +36,11 @@ static struct e2e *machine(u64 window)
 	return e;
 }
 
-/* Write and read back through the window: no data request at all. */
+/*
+ * Write and read back through the window: writes that grow the file are
+ * WRITE requests (fuse_dax_write_iter), every other byte moves with no
+ * data request at all.
+ */
 static void test_write_read(void **state)
 {
 	struct e2e *e = machine(8 * MIB);
@@ -45,6 +48,7 @@ static void test_write_read(void **state)
 	char *buf = malloc(len), *back = malloc(len);
 	struct vqf_dax_stats ds;
 	struct vqf_gcli_stats cs;
+	u64 writes;
 	int fd;
 
 	(void)state;
@@ -54,6 +58,13 @@ static void test_write_read(void **state)
 	fd = vqf_gcli_open(e->c, "d", O_CREAT | O_WRONLY, 0644);
 	assert_true(fd >= 0);	/* write-only: opened read-write on the wire */
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, buf, len, 0), len);
+	writes = e2e_sent(e, FUSE_WRITE);
+	assert_true(writes > 0);
+	assert_int_equal(e2e_sent(e, FUSE_SETATTR), 0);
+	/* Within the size: through the window, no WRITE. */
+	e2e_fill(buf, len, 12);
+	assert_int_equal(vqf_gcli_pwrite(e->c, fd, buf, len, 0), len);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE), writes);
 	/* MAP_SHARED: the host file has the bytes before any close. */
 	assert_true(e2e_host_equal(e, "d", buf, len));
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
@@ -74,7 +85,7 @@ static void test_write_read(void **state)
 	assert_int_equal(vqf_gcli_pread(e->c, fd, back, 4, 100), 4);
 	assert_memory_equal(back, "HOST", 4);
 	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
-	assert_int_equal(e2e_sent(e, FUSE_WRITE), 0);
+	assert_int_equal(e2e_sent(e, FUSE_WRITE), writes);
 	assert_int_equal(e2e_sent(e, FUSE_READ), 0);
 	assert_true(e2e_sent(e, FUSE_SETUPMAPPING) >= 3);
 	vqf_gcli_get_dax_stats(e->c, &ds);
@@ -146,6 +157,8 @@ static void test_truncate(void **state)
 	fd = vqf_gcli_open(e->c, "t", O_CREAT | O_RDWR, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(vqf_gcli_pwrite(e->c, fd, buf, len, 0), len);
+	/* WRITE grew it; reading it back maps its three ranges. */
+	assert_int_equal(vqf_gcli_pread(e->c, fd, buf, len, 0), len);
 	assert_int_equal(vqf_gcli_ftruncate(e->c, fd, MIB), 0);
 	vqf_gcli_get_dax_stats(e->c, &ds);
 	assert_true(ds.removed >= 2);

@@ -1,26 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * bench_dax_io.c - issue 6's benchmark: seqread, randread, seqwrite and
- * randwrite with 4 KiB I/O on one file, on four stacks in one run:
+ * randwrite with 4 KiB I/O on one file, on five stacks in one run:
  *   native   plain pread/pwrite on the host file;
  *   fuse     the simulated guest, FUSE_READ/FUSE_WRITE (inline kicks);
- *   dax      the guest through a DAX window as large as the file;
- *   dax-rc   the guest through a window a quarter of the file: reclaim.
+ *   dax      the guest's read()/write() through a DAX window twice the
+ *            file;
+ *   dax-mm   the same window through vqf_gcli_mmap(): each 4 KiB is a
+ *            get, a memcpy and a put (writes that grow the file go
+ *            through write(), as a program would ftruncate first);
+ *   dax-rc   read()/write() through a window a quarter of the file
+ *            (64 MiB for the default 256 MiB): reclaim all along.
  * Prints MB/s, FUSE requests per MB and ranges reclaimed per stack, and
- * the ratios dax/fuse and native/dax.  Meant for perf stat; no asserts.
+ * the ratios dax/fuse and native/dax.  -t picks stacks (comma list).
+ * Meant for perf stat; no asserts.
  */
 #include "vqf_wl_sim.h"
 #include "vqf_workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
-enum { ST_NATIVE, ST_FUSE, ST_DAX, ST_DAXRC, ST_NR };
+enum { ST_NATIVE, ST_FUSE, ST_DAX, ST_DAXMM, ST_DAXRC, ST_NR };
 static const char *const st_name[ST_NR] = { "native", "fuse", "dax",
-					     "dax-rc" };
+					     "dax-mm", "dax-rc" };
 static const enum vqf_wl_kind kinds[] = { VQF_WL_SEQREAD, VQF_WL_RANDREAD,
 					  VQF_WL_SEQWRITE, VQF_WL_RANDWRITE };
 #define NK	(sizeof(kinds) / sizeof(kinds[0]))
@@ -29,6 +37,88 @@ struct cell {
 	double mbs, req_per_mb;
 	unsigned long long reclaimed;
 };
+
+/* dax-mm: one mapping per open file (the workload is one thread). */
+#define MM_FDS		64
+static struct vqf_gcli_map *mm_map[MM_FDS];
+static unsigned long long mm_len;	/* twice the file: room to grow */
+static struct vqf_wl_fs mm_base;
+
+static struct vqf_gcli *mm_cli(void *ctx)
+{
+	return vqf_sim_cli(ctx);
+}
+
+static int mm_open(void *ctx, const char *path, int flags, mode_t mode)
+{
+	int fd;
+
+	/* a mapping needs read access (the client opens O_RDWR anyway) */
+	if ((flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	fd = mm_base.open(ctx, path, flags, mode);
+	if (fd >= 0 && fd < MM_FDS &&
+	    vqf_gcli_mmap(mm_cli(ctx), fd, 0, mm_len, PROT_READ | PROT_WRITE,
+			  &mm_map[fd]))
+		mm_map[fd] = NULL;
+	return fd;
+}
+
+static int mm_close(void *ctx, int fd)
+{
+	if (fd >= 0 && fd < MM_FDS && mm_map[fd]) {
+		vqf_gcli_munmap(mm_cli(ctx), mm_map[fd]);
+		mm_map[fd] = NULL;
+	}
+	return mm_base.close(ctx, fd);
+}
+
+/* A load or store through the mapping; -ENXIO (past EOF) falls back. */
+static ssize_t mm_io(void *ctx, int fd, void *buf, size_t n, off_t off,
+		     bool write)
+{
+	struct vqf_gcli_map *m = fd >= 0 && fd < MM_FDS ? mm_map[fd] : NULL;
+	size_t done = 0;
+
+	while (m && done < n) {
+		struct vqf_gcli_mref r;
+		size_t k;
+
+		if (vqf_gcli_mmap_get(mm_cli(ctx), m, (size_t)off + done,
+				      write, &r))
+			break;
+		k = n - done < r.len ? n - done : r.len;
+		if (write)
+			memcpy(r.addr, (char *)buf + done, k);
+		else
+			memcpy((char *)buf + done, r.addr, k);
+		vqf_gcli_mmap_put(mm_cli(ctx), m, &r);
+		done += k;
+	}
+	if (done == n)
+		return (ssize_t)n;
+	if (write) {
+		ssize_t r = mm_base.pwrite(ctx, fd, (char *)buf + done,
+					   n - done, off + (off_t)done);
+
+		return r < 0 ? r : (ssize_t)done + r;
+	}
+	/* a short read at EOF */
+	if (done)
+		return (ssize_t)done;
+	return mm_base.pread(ctx, fd, buf, n, off);
+}
+
+static ssize_t mm_pread(void *ctx, int fd, void *buf, size_t n, off_t off)
+{
+	return mm_io(ctx, fd, buf, n, off, false);
+}
+
+static ssize_t mm_pwrite(void *ctx, int fd, const void *buf, size_t n,
+			 off_t off)
+{
+	return mm_io(ctx, fd, (void *)buf, n, off, true);
+}
 
 static unsigned long long pow2_at_least(unsigned long long v)
 {
@@ -74,6 +164,14 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 			strerror(-ret));
 		return ret;
 	}
+	if (st == ST_DAXMM) {
+		mm_len = 2 * pow2_at_least(size);
+		mm_base = fs;
+		fs.open = mm_open;
+		fs.close = mm_close;
+		fs.pread = mm_pread;
+		fs.pwrite = mm_pwrite;
+	}
 	ret = vqf_wl_run(&fs, &wl, &res);
 	if (!ret) {
 		const struct vqf_wl_phase *p = &res.phase[res.nphases - 1];
@@ -102,15 +200,34 @@ int main(int argc, char **argv)
 	struct cell t[NK][ST_NR];
 	char dir[] = "/tmp/vqf-bench-dax-XXXXXX";
 	unsigned int k;
+	bool want[ST_NR];
+	const char *only = NULL;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:h")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
+		} else if (opt == 't') {
+			only = optarg;
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
-				"(default 256 MiB, at least 1 MiB)\n");
+				"[-t STACK,...] (default 256 MiB, at least "
+				"1 MiB; stacks native,fuse,dax,dax-mm,"
+				"dax-rc)\n");
 			return opt == 'h' ? 0 : 2;
+		}
+	}
+	for (st = 0; st < ST_NR; st++) {
+		const char *p = only;
+		size_t l = strlen(st_name[st]);
+
+		want[st] = !only;
+		while (p && *p) {
+			if (!strncmp(p, st_name[st], l) &&
+			    (p[l] == ',' || !p[l]))
+				want[st] = true;
+			p = strchr(p, ',');
+			p = p ? p + 1 : NULL;
 		}
 	}
 	if (!mkdtemp(dir)) {
@@ -120,29 +237,37 @@ int main(int argc, char **argv)
 	memset(t, 0, sizeof(t));
 	for (k = 0; k < NK; k++)
 		for (st = 0; st < ST_NR; st++)
-			if (run(dir, st, kinds[k], size, &t[k][st]))
+			if (want[st] && run(dir, st, kinds[k], size,
+					    &t[k][st]))
 				goto out;
 	printf("4 KiB I/O on a %llu MiB file; MB/s (FUSE requests per MB, "
 	       "ranges reclaimed)\n", size >> 20);
 	printf("%-10s", "workload");
 	for (st = 0; st < ST_NR; st++)
 		printf(" %24s", st_name[st]);
-	printf(" %9s %10s\n", "dax/fuse", "native/dax");
+	printf(" %9s %10s %13s\n", "dax/fuse", "native/dax",
+	       "native/dax-mm");
 	for (k = 0; k < NK; k++) {
 		printf("%-10s", vqf_wl_kind_name(kinds[k]));
 		for (st = 0; st < ST_NR; st++) {
 			char cell[64];
 
-			snprintf(cell, sizeof(cell), "%.0f (%.1f, %llu)",
-				 t[k][st].mbs, t[k][st].req_per_mb,
-				 t[k][st].reclaimed);
+			if (want[st])
+				snprintf(cell, sizeof(cell),
+					 "%.0f (%.1f, %llu)", t[k][st].mbs,
+					 t[k][st].req_per_mb,
+					 t[k][st].reclaimed);
+			else
+				snprintf(cell, sizeof(cell), "-");
 			printf(" %24s", cell);
 		}
-		printf(" %9.2f %10.2f\n",
+		printf(" %9.2f %10.2f %13.2f\n",
 		       t[k][ST_FUSE].mbs ? t[k][ST_DAX].mbs /
 		       t[k][ST_FUSE].mbs : 0,
 		       t[k][ST_DAX].mbs ? t[k][ST_NATIVE].mbs /
-		       t[k][ST_DAX].mbs : 0);
+		       t[k][ST_DAX].mbs : 0,
+		       t[k][ST_DAXMM].mbs ? t[k][ST_NATIVE].mbs /
+		       t[k][ST_DAXMM].mbs : 0);
 	}
 out:
 	rmdir(dir);
