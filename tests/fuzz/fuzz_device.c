@@ -20,7 +20,10 @@
  * Input: one byte of bring-up configuration, then steps.
  *   cfg      queue size 2 << (b & 7) % 6 (2..64), bit 3 EVENT_IDX,
  *            bit 4 INDIRECT_DESC, bit 5 also set up request queue 2,
- *            bit 6 no bring-up (the steps have to do it)
+ *            bit 6 no bring-up (the steps have to do it), bit 7 serve
+ *            through a port of a vqf_hub (sim/hub: unique renumbering,
+ *            per-guest lookup counts, a 16-slot version table, entry
+ *            replies extended for a guest whose INIT asks for it)
  *   step     [op % 10][arguments]; integers little-endian, missing bytes
  *            read as 0 (fuzz_common.h)
  *   0 POKE      u16 off, u8 n, n bytes: raw write at BASE + off % MEM
@@ -84,6 +87,7 @@
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "vqf_fsdev.h"
+#include "vqf_hub.h"
 #include "vqf_passthrough.h"
 
 #include <dirent.h>
@@ -349,6 +353,8 @@ struct mq {
 struct ctx {
 	struct vqf_pt *pt;
 	struct vqf_backend *be;
+	struct vqf_hub *hub;		/* cfg bit 7, else NULL */
+	struct vqf_hub_port *port;
 	struct vqf_fsdev *d;
 	struct mq q[NQ];
 	u64 features;
@@ -1033,6 +1039,12 @@ static void run(struct ctx *c, struct fz *f)
 	}
 }
 
+static int hub_serve(void *ctx, void *req, size_t len,
+		     vqf_backend_reply_fn reply, void *rctx)
+{
+	return vqf_hub_process(ctx, req, len, reply, rctx);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vqf_pt_config pc = {
@@ -1081,14 +1093,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.be = vqf_backend_new(ops, op_size, c.pt, NULL);
 	FZ_CHECK(c.be);
 	dc.be = c.be;
+	dc.serve = NULL;
+	dc.ver_table = NULL;
+	cfg = fz_u8(&f);
+	if (cfg & 128) {
+		struct vqf_hub_cfg hc = { .be = c.be, .nr_slots = 16 };
+
+		FZ_CHECK(vqf_hub_new(&hc, &c.hub) == 0);
+		FZ_CHECK(vqf_hub_port_new(c.hub, &c.port) == 0);
+		dc.serve = hub_serve;
+		dc.serve_ctx = c.port;
+		dc.ver_table = vqf_hub_table(c.hub, &dc.ver_table_size);
+	}
 	FZ_CHECK(vqf_fsdev_new(&dc, &g_map, &c.d) == 0);
 
-	cfg = fz_u8(&f);
 	if (!(cfg & 64))
 		bringup(&c, cfg);
 	run(&c, &f);
 
 	vqf_fsdev_free(c.d);
+	vqf_hub_port_free(c.port);
+	vqf_hub_free(c.hub);
 	vqf_backend_free(c.be);
 	vqf_pt_free(c.pt);
 	check_host();

@@ -31,6 +31,7 @@
 
 #include "vqf_dev.h"
 #include "vqf_dax_dev.h"
+#include "vqf_fuse_ext.h"
 #include "vqf_vring_drv.h"
 #include "vectors/dev_vectors.h"
 
@@ -499,13 +500,20 @@ static void d_init_body(struct fuse_init_in *ii)
 		    FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES;
 }
 
+/* Seeds through the hub (cfg bit 7), with versions asked for at INIT. */
+static bool d_hub;
+
 /* Bring-up, INIT and LOOKUP "f" (the first learnt nodeid). */
 static void d_start(struct out *o)
 {
 	struct fuse_init_in ii;
 
-	put8(o, D_CFG);
+	put8(o, D_CFG | (d_hub ? 128 : 0));
 	d_init_body(&ii);
+	if (d_hub) {
+		ii.flags |= FUSE_INIT_EXT;
+		ii.flags2 = VQF_FUSE_INIT_SHARED_VERSION;
+	}
 	d_op(o, FUSE_INIT, 0, 0, &ii, sizeof(ii));
 	d_op(o, FUSE_LOOKUP, 0, 0, "f", 2);
 }
@@ -529,7 +537,7 @@ static void d_lk(struct out *o, unsigned int op, unsigned int type)
 	d_op(o, op, D_NODE(1) | D_PATCH(1), 0, &lk, sizeof(lk));
 }
 
-static void gen_device(void)
+static void gen_device_set(void)
 {
 	const char *T = "fuzz_device";
 	struct out o = { .n = 0 };
@@ -863,6 +871,15 @@ static void gen_device(void)
 		d_op(&o, FUSE_INIT, 0, 0, &ii, sizeof(ii));
 	}
 	emit(T, &o);
+}
+
+/* Every device seed twice: straight into the backend, then via the hub. */
+static void gen_device(void)
+{
+	d_hub = false;
+	gen_device_set();
+	d_hub = true;
+	gen_device_set();
 }
 
 int main(int argc, char **argv)
