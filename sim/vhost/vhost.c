@@ -54,6 +54,7 @@ struct vqf_vhost {
 	u64 protocol;
 	unsigned int nq;	/* rings: 1 + request queues */
 	bool running;
+	bool restart;		/* stopped by a live change: start at once */
 	struct vhring ring[VQF_VHOST_MAX_QUEUES];
 
 	pthread_mutex_t slock;
@@ -327,6 +328,7 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 		r->running = false;
 	}
 	vh->running = false;
+	vh->restart = live;
 	STAT_INC(vh, stops);
 	if (live)
 		STAT_INC(vh, live_changes);
@@ -389,6 +391,7 @@ static int dev_start(struct vqf_vhost *vh, const bool *want)
 	for (i = 0; i < vh->nq; i++)
 		vh->ring[i].running = want[i];
 	vh->running = true;
+	vh->restart = false;
 	STAT_INC(vh, starts);
 	vlog(vh, "device started");
 	return 0;
@@ -399,8 +402,41 @@ fail:
 	return ret;
 }
 
-/* With the socket drained: run the device on the ready rings. */
-static void update(struct vqf_vhost *vh)
+/* Whether the driver kicked one of the rings @want marks. */
+static bool kicked(const struct vqf_vhost *vh, const bool *want)
+{
+	struct pollfd p[VQF_VHOST_MAX_QUEUES];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < vh->nq; i++)
+		if (want[i])
+			p[n++] = (struct pollfd){ .fd = vh->ring[i].kick_fd,
+						  .events = POLLIN };
+	return poll(p, n, 0) > 0;
+}
+
+/* Rings that start from index 0: a driver that has just reset them. */
+static bool fresh(const struct vqf_vhost *vh, const bool *want)
+{
+	unsigned int i;
+
+	for (i = 0; i < vh->nq; i++)
+		if (want[i] && vh->ring[i].base)
+			return false;
+	return true;
+}
+
+/*
+ * With the socket drained: run the device on the ready rings.  A first
+ * start on fresh rings waits for the driver's first kick (the spec's
+ * "start a ring upon a kick"; the first buffer on a fresh ring is always
+ * kicked): by then the front-end has described every ring it is going
+ * to, as QEMU does all of it before the guest's DRIVER_OK write returns,
+ * so the device starts once with all of them.  A resume at non-zero
+ * indices, or a restart after a live change, goes at once: the driver
+ * need not kick again.  Returns true while the device waits for a kick.
+ */
+static bool update(struct vqf_vhost *vh)
 {
 	bool want[VQF_VHOST_MAX_QUEUES] = { false };
 	bool same = vh->running;
@@ -412,11 +448,14 @@ static void update(struct vqf_vhost *vh)
 			same = false;
 	}
 	if (same)
-		return;
+		return false;
 	dev_stop(vh, true);
 	if (!vh->features_set || !vh->mem_set || !want[0] || !want[1])
-		return;
+		return false;
+	if (!vh->restart && fresh(vh, want) && !kicked(vh, want))
+		return true;
 	dev_start(vh, want);
+	return false;
 }
 
 /* ---- message handlers -------------------------------------------------- */
@@ -840,14 +879,20 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 		int fd_err, err;
 
 		if (!more_pending(fd)) {
-			struct pollfd p[2] = {
+			struct pollfd p[2 + VQF_VHOST_MAX_QUEUES] = {
 				{ .fd = fd, .events = POLLIN },
 				{ .fd = stop_fd, .events = POLLIN },
 			};
+			unsigned int n = 2, i;
 
 			/* Drained: what QEMU sent in one go is all here. */
-			update(vh);
-			if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (update(vh))
+				for (i = 0; i < vh->nq; i++)
+					if (ring_ready(vh, i))
+						p[n++] = (struct pollfd){
+							.fd = vh->ring[i].kick_fd,
+							.events = POLLIN };
+			if (poll(p, n, -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				ret = -errno;
@@ -857,6 +902,8 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 				ret = -EINTR;
 				break;
 			}
+			if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;	/* a kick: start */
 		}
 		ret = read_msg(fd, &m, fds, &nfds, &fd_err);
 		if (ret <= 0) {

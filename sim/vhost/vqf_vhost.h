@@ -13,16 +13,22 @@
  *
  * Mapping onto the device: vqf_fsdev models a virtio-pci device that
  * starts all its queues at DRIVER_OK and stops them all at a reset.
- * vhost-user configures rings one by one, so the back-end (re)starts the
- * device whenever, with the socket drained, the set of ready rings (size,
- * addresses inside guest memory, kick fd, enabled or no protocol features,
- * features and memory table known) differs from the set the device runs
- * with and contains the hiprio ring and the first request ring.  A ring
- * stopped (GET_VRING_BASE), disabled or reconfigured while running, or a
- * new memory table, stops the whole device: chains popped and not yet
- * answered are dropped (as at a virtio reset) and the FUSE connection is
- * forgotten.  QEMU stops and starts all rings of a vhost-user-fs device
- * together, at the guest's DRIVER_OK and reset, so this is what it needs.
+ * vhost-user configures rings one by one, so, whenever the socket is
+ * drained, the back-end compares the set of ready rings (size, addresses
+ * inside guest memory, kick fd, enabled or no protocol features, features
+ * and memory table known) with the set the device runs with.  Fresh rings
+ * (base 0) start at the driver's first kick on any of them (the spec's
+ * "start a ring upon a kick"): QEMU describes every ring before the
+ * guest's DRIVER_OK write returns, so the device then starts once, with
+ * all of them.  A resume at non-zero indices starts at once.  The hiprio
+ * ring and the first request ring must be among them.  A ring stopped
+ * (GET_VRING_BASE) or disabled stops the whole device, as QEMU stops all
+ * rings of a vhost-user-fs device together; a ring reconfigured or a new
+ * memory table while running restarts it at once ("live change").
+ * Either way chains popped and not yet answered are dropped (as at a
+ * virtio reset) and the FUSE connection is forgotten: a guest reset
+ * without unmount leaves the backend's session initialized (its next
+ * INIT is answered EIO, see docs/backend.md).
  * SET_VRING_CALL while running swaps the eventfd under the device (dup3
  * onto a descriptor number the device keeps) without stopping it.
  *
