@@ -102,4 +102,9 @@ int vqf_cli_mount(int argc, char **argv);
 /* The mount subcommand's part of --help. */
 void vqf_cli_mount_usage(FILE *f);
 
+/* vqfuse-sim vhost-user ARGS (vhost_user.c); returns the exit status. */
+int vqf_cli_vhost_user(int argc, char **argv);
+/* The vhost-user subcommand's part of --help. */
+void vqf_cli_vhost_usage(FILE *f);
+
 #endif /* VQF_CLI_H */

@@ -37,6 +37,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: %s run --shared DIR [options]\n"
 "       %s mount MOUNTPOINT --shared DIR [options]\n"
+"       %s vhost-user --socket PATH --shared DIR [options]\n"
 "       %s help | --help | --version\n"
 "\n"
 "Runs a workload as a simulated virtio-fs guest (vqf_gcli over the guest\n"
@@ -123,11 +124,13 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 the workload failed (the failing operation,\n"
 "file and errno are named on stderr) or --plot could not draw, 2 bad\n"
 "usage.\n"
-"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
+"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
 	fprintf(f, "Cache options of run (mount takes them, not all):\n");
 	vqf_cli_cache_usage(f, true);
 	fprintf(f, "\n");
 	vqf_cli_mount_usage(f);
+	fputc('\n', f);
+	vqf_cli_vhost_usage(f);
 }
 
 int vqf_cli_bad_usage(const char *fmt, ...)
@@ -1076,5 +1079,7 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "mount"))
 		return vqf_cli_mount(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "vhost-user"))
+		return vqf_cli_vhost_user(argc - 2, argv + 2);
 	return vqf_cli_bad_usage("unknown command '%s'", argv[1]);
 }
