@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * test_vhost.c - vqfsim_vhost driven by a fake vhost-user front-end over a
+ * socketpair: the handshake QEMU 7.2's vhost-user-fs-pci sends (recorded
+ * with `vqfuse-sim vhost-user --verbose`), a memfd as guest RAM, real FUSE
+ * requests on four request queues through sim/vring's driver half, stop
+ * and resume with GET/SET_VRING_BASE, and hostile messages that must each
+ * be refused, counted in their own field and leave the connection usable.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "vqf_passthrough.h"
+#include "vqf_vhost.h"
+#include "vqf_vring_drv.h"
+#include "vqf_vring_thread.h"
+
+#define NREQ		4
+#define NQ		(1 + NREQ)
+#define RING_NUM	64
+#define RAM_SIZE	(8u << 20)
+#define RAM_GPA		0x100000ull
+#define RING_AREA	0x10000ull	/* per ring, from the start of RAM */
+#define BUF_START	(NQ * RING_AREA)
+
+struct fe {
+	char dir[64];
+	struct vqf_pt *pt;
+	struct vqf_backend *be;
+	struct vqf_vhost *vh;
+	int sv[2];		/* [0] front-end, [1] back-end */
+	pthread_t thr;
+	int serve_ret;
+	int memfd;
+	u8 *ram;		/* the front-end's mapping */
+	struct vqf_gmem gm;	/* the driver's view */
+	struct vqf_vring_drv *vq[NQ];
+	struct vqf_vring_addr addr[NQ];
+	int kick[NQ], call[NQ];
+	u64 bump;		/* next free guest address for buffers */
+	u64 unique;
+	int fds_before;
+};
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void *serve_main(void *arg)
+{
+	struct fe *f = arg;
+
+	f->serve_ret = vqf_vhost_serve(f->vh, f->sv[1], -1);
+	return NULL;
+}
+
+/* ---- the wire ---------------------------------------------------------- */
+
+static void send_raw(struct fe *f, u32 req, u32 flags, const void *p,
+		     u32 size, const int *fds, unsigned int nfds)
+{
+	u8 buf[VQF_VHOST_HDR_SIZE + 512];
+	struct vqf_vhost_hdr h = { .request = req, .flags = flags,
+				   .size = size };
+	union {
+		char b[CMSG_SPACE(16 * sizeof(int))];
+		struct cmsghdr a;
+	} cb;
+	struct iovec iov = { .iov_base = buf,
+			     .iov_len = VQF_VHOST_HDR_SIZE + size };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	assert_true(size <= 512);
+	memset(&cb, 0, sizeof(cb));
+	memcpy(buf, &h, sizeof(h));
+	if (size)
+		memcpy(buf + VQF_VHOST_HDR_SIZE, p, size);
+	if (nfds) {
+		struct cmsghdr *c;
+
+		mh.msg_control = cb.b;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	assert_int_equal(sendmsg(f->sv[0], &mh, MSG_NOSIGNAL),
+			 (ssize_t)iov.iov_len);
+}
+
+static void msg(struct fe *f, u32 req, const void *p, u32 size,
+		const int *fds, unsigned int nfds)
+{
+	send_raw(f, req, VQF_VHOST_VERSION, p, size, fds, nfds);
+}
+
+/* Reads a reply to @req; returns its payload size. */
+static u32 reply(struct fe *f, u32 req, void *p, u32 max)
+{
+	struct vqf_vhost_hdr h;
+	struct pollfd pf = { .fd = f->sv[0], .events = POLLIN };
+
+	assert_int_equal(poll(&pf, 1, 5000), 1);
+	assert_int_equal(recv(f->sv[0], &h, sizeof(h), MSG_WAITALL),
+			 sizeof(h));
+	assert_int_equal(h.request, req);
+	assert_int_equal(h.flags, VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY);
+	assert_true(h.size <= max);
+	if (h.size)
+		assert_int_equal(recv(f->sv[0], p, h.size, MSG_WAITALL),
+				 (ssize_t)h.size);
+	return h.size;
+}
+
+static u64 get_u64(struct fe *f, u32 req)
+{
+	u64 v = 0;
+
+	msg(f, req, NULL, 0, NULL, 0);
+	assert_int_equal(reply(f, req, &v, sizeof(v)), sizeof(v));
+	return v;
+}
+
+/* A message with NEED_REPLY: the ack's status (0 = done). */
+static u64 acked(struct fe *f, u32 req, const void *p, u32 size,
+		 const int *fds, unsigned int nfds)
+{
+	u64 v = ~0ull;
+
+	send_raw(f, req, VQF_VHOST_VERSION | VQF_VHOST_FLAG_NEED_REPLY, p,
+		 size, fds, nfds);
+	assert_int_equal(reply(f, req, &v, sizeof(v)), sizeof(v));
+	return v;
+}
+
+static void set_state(struct fe *f, u32 req, u32 idx, u32 num)
+{
+	struct vqf_vhost_state s = { .index = idx, .num = num };
+
+	assert_int_equal(acked(f, req, &s, sizeof(s), NULL, 0), 0);
+}
+
+static u64 ua(const struct fe *f, u64 gpa)
+{
+	return (u64)(uintptr_t)f->ram + (gpa - RAM_GPA);
+}
+
+static void set_ring(struct fe *f, unsigned int i)
+{
+	struct vqf_vhost_addr a = {
+		.index = i,
+		.desc = ua(f, f->addr[i].desc),
+		.used = ua(f, f->addr[i].used),
+		.avail = ua(f, f->addr[i].avail),
+	};
+	u64 v;
+
+	set_state(f, VQF_VHOST_SET_VRING_NUM, i, RING_NUM);
+	set_state(f, VQF_VHOST_SET_VRING_BASE, i, 0);
+	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a),
+			       NULL, 0), 0);
+	v = i;
+	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v),
+			       &f->kick[i], 1), 0);
+	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_CALL, &v, sizeof(v),
+			       &f->call[i], 1), 0);
+}
+
+static void set_mem(struct fe *f)
+{
+	struct vqf_vhost_mem m = {
+		.nregions = 1,
+		.r[0] = { .gpa = RAM_GPA, .size = RAM_SIZE,
+			  .uaddr = (u64)(uintptr_t)f->ram },
+	};
+
+	assert_int_equal(acked(f, VQF_VHOST_SET_MEM_TABLE, &m,
+			       8 + sizeof(m.r[0]), &f->memfd, 1), 0);
+}
+
+/* The sequence QEMU 7.2 sends when the guest sets DRIVER_OK. */
+static void handshake(struct fe *f)
+{
+	u64 feat, pf;
+	unsigned int i;
+
+	feat = get_u64(f, VQF_VHOST_GET_FEATURES);
+	assert_true(feat & (1ull << VIRTIO_F_VERSION_1));
+	assert_true(feat & (1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
+	pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
+	assert_true(pf & (1ull << VQF_VHOST_PF_REPLY_ACK));
+	assert_true(pf & (1ull << VQF_VHOST_PF_MQ));
+	msg(f, VQF_VHOST_SET_PROTOCOL_FEATURES, &pf, sizeof(pf), NULL, 0);
+	assert_int_equal(get_u64(f, VQF_VHOST_GET_QUEUE_NUM), NQ);
+	assert_int_equal(acked(f, VQF_VHOST_SET_OWNER, NULL, 0, NULL, 0), 0);
+	feat &= (1ull << VIRTIO_F_VERSION_1) |
+		(1ull << VIRTIO_RING_F_EVENT_IDX) |
+		(1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
+	assert_int_equal(acked(f, VQF_VHOST_SET_FEATURES, &feat,
+			       sizeof(feat), NULL, 0), 0);
+	set_mem(f);
+	for (i = 0; i < NQ; i++)
+		set_ring(f, i);
+	for (i = 0; i < NQ; i++)
+		set_state(f, VQF_VHOST_SET_VRING_ENABLE, i, 1);
+}
+
+/* ---- the driver side ----------------------------------------------------- */
+
+static void rings_create(struct fe *f, const u16 *start)
+{
+	unsigned int i;
+
+	for (i = 0; i < NQ; i++) {
+		struct vqf_vring_drv_cfg dc = {
+			.num = RING_NUM,
+			.features = 1ull << VIRTIO_RING_F_EVENT_IDX,
+			.mem = &f->gm,
+			.start_idx = start ? start[i] : 0,
+		};
+
+		vqf_vring_layout(RING_NUM, RAM_GPA + i * RING_AREA, 4,
+				 &f->addr[i]);
+		dc.addr = f->addr[i];
+		assert_int_equal(vqf_vring_drv_create(&dc, &f->vq[i]), 0);
+	}
+}
+
+static u64 galloc(struct fe *f, u64 len)
+{
+	u64 g = RAM_GPA + f->bump;
+
+	f->bump += (len + 63) & ~63ull;
+	assert_true(f->bump <= RAM_SIZE);
+	return g;
+}
+
+static void *hva(struct fe *f, u64 gpa)
+{
+	return f->ram + (gpa - RAM_GPA);
+}
+
+/*
+ * One FUSE request on ring @q: @arg (@alen bytes) after the header, @out
+ * bytes of room after the out header.  Returns the out header; the reply
+ * payload is copied to @rep.
+ */
+static struct fuse_out_header fuse_call(struct fe *f, unsigned int q,
+					u32 opcode, u64 nodeid,
+					const void *arg, u32 alen,
+					void *rep, u32 out)
+{
+	struct fuse_in_header ih = {
+		.len = sizeof(ih) + alen, .opcode = opcode,
+		.unique = ++f->unique, .nodeid = nodeid,
+	};
+	struct fuse_out_header oh;
+	struct vqf_vring_gseg rd, wr;
+	u64 ig = galloc(f, sizeof(ih) + alen);
+	u64 og = galloc(f, sizeof(oh) + out);
+	void *cookie = NULL;
+	u32 len = 0;
+	int i, r;
+
+	memcpy(hva(f, ig), &ih, sizeof(ih));
+	if (alen)
+		memcpy((u8 *)hva(f, ig) + sizeof(ih), arg, alen);
+	memset(hva(f, og), 0xaa, sizeof(oh) + out);
+	rd.addr = ig;
+	rd.len = sizeof(ih) + alen;
+	wr.addr = og;
+	wr.len = sizeof(oh) + out;
+	assert_int_equal(vqf_vring_drv_add(f->vq[q], &rd, 1, &wr, 1,
+					   (void *)(uintptr_t)ih.unique), 0);
+	if (vqf_vring_drv_kick_prepare(f->vq[q]))
+		assert_int_equal(vqf_eventfd_signal(f->kick[q]), 0);
+	for (i = 0; i < 500; i++) {
+		r = vqf_vring_drv_get_buf(f->vq[q], &cookie, &len);
+		if (r)
+			break;
+		vqf_eventfd_wait(f->call[q], 10);
+	}
+	assert_int_equal(r, 1);
+	assert_int_equal((uintptr_t)cookie, ih.unique);
+	assert_true(len >= sizeof(oh));
+	memcpy(&oh, hva(f, og), sizeof(oh));
+	assert_int_equal(oh.unique, ih.unique);
+	assert_int_equal(oh.len, len);
+	if (rep && len > sizeof(oh))
+		memcpy(rep, (u8 *)hva(f, og) + sizeof(oh), len - sizeof(oh));
+	return oh;
+}
+
+static void fuse_init(struct fe *f, unsigned int q)
+{
+	struct fuse_init_in ii = {
+		.major = FUSE_KERNEL_VERSION, .minor = 31,
+		.max_readahead = 65536,
+	};
+	struct fuse_init_out io;
+	struct fuse_out_header oh;
+
+	oh = fuse_call(f, q, FUSE_INIT, 0, &ii, sizeof(ii), &io, sizeof(io));
+	assert_int_equal(oh.error, 0);
+	assert_int_equal(io.major, FUSE_KERNEL_VERSION);
+}
+
+static void fuse_getattr_root(struct fe *f, unsigned int q)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_attr_out ao;
+	struct fuse_out_header oh;
+
+	oh = fuse_call(f, q, FUSE_GETATTR, 1, &gi, sizeof(gi), &ao,
+		       sizeof(ao));
+	assert_int_equal(oh.error, 0);
+	assert_true(S_ISDIR(ao.attr.mode));
+}
+
+/* ---- fixture ---------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	struct vqf_vhost_cfg vc = { 0 };
+	struct vqf_pt_config pc = { 0 };
+	const struct fuse_lowlevel_ops *ops;
+	struct fe *f = calloc(1, sizeof(*f));
+	size_t osz;
+	unsigned int i;
+
+	assert_non_null(f);
+	f->fds_before = count_fds();
+	strcpy(f->dir, "/tmp/vqf-vhost-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	pc.source = f->dir;
+	pc.io = VQF_PT_IO_PREAD;
+	f->pt = vqf_pt_new(&pc);
+	assert_non_null(f->pt);
+	ops = vqf_pt_ops(&osz);
+	f->be = vqf_backend_new(ops, osz, f->pt, NULL);
+	assert_non_null(f->be);
+	vc.num_request_queues = NREQ;
+	vc.threads = 2;
+	vc.be = f->be;
+	vc.log = getenv("VQF_VHOST_LOG") ? stderr : NULL;
+	assert_int_equal(vqf_vhost_new(&vc, &f->vh), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				    f->sv), 0);
+	f->memfd = memfd_create("vqf-guest-ram", MFD_CLOEXEC);
+	assert_true(f->memfd >= 0);
+	assert_int_equal(ftruncate(f->memfd, RAM_SIZE), 0);
+	f->ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      f->memfd, 0);
+	assert_true(f->ram != MAP_FAILED);
+	vqf_gmem_init(&f->gm);
+	assert_int_equal(vqf_gmem_add(&f->gm, RAM_GPA, RAM_SIZE, f->ram), 0);
+	for (i = 0; i < NQ; i++) {
+		f->kick[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		f->call[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		assert_true(f->kick[i] >= 0 && f->call[i] >= 0);
+	}
+	f->bump = BUF_START;
+	assert_int_equal(pthread_create(&f->thr, NULL, serve_main, f), 0);
+	*state = f;
+	return 0;
+}
+
+static void rm_dir(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int teardown(void **state)
+{
+	struct fe *f = *state;
+	unsigned int i;
+
+	if (f->sv[0] >= 0)
+		close(f->sv[0]);
+	pthread_join(f->thr, NULL);
+	close(f->sv[1]);
+	vqf_vhost_free(f->vh);
+	vqf_backend_free(f->be);
+	vqf_pt_free(f->pt);
+	for (i = 0; i < NQ; i++) {
+		vqf_vring_drv_destroy(f->vq[i]);
+		close(f->kick[i]);
+		close(f->call[i]);
+	}
+	munmap(f->ram, RAM_SIZE);
+	close(f->memfd);
+	rm_dir(f->dir);
+	/* Every descriptor the back-end received is closed again. */
+	assert_int_equal(count_fds(), f->fds_before);
+	free(f);
+	return 0;
+}
+
+static void stats(struct fe *f, struct vqf_vhost_stats *s)
+{
+	/* A GET round trip: everything sent before has been handled. */
+	get_u64(f, VQF_VHOST_GET_QUEUE_NUM);
+	vqf_vhost_get_stats(f->vh, s);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+/* Handshake, INIT, a GETATTR on every request queue, a file read back. */
+static void test_requests(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats s;
+	struct fuse_entry_out eo;
+	struct fuse_open_out oo;
+	struct fuse_open_in oi = { .flags = O_RDONLY };
+	struct fuse_read_in ri = { .size = 4096 };
+	struct fuse_out_header oh;
+	char path[128], data[4096];
+	unsigned int q;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/hello", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("hello from the host\n", fp);
+	fclose(fp);
+
+	rings_create(f, NULL);
+	handshake(f);
+	fuse_init(f, 1);
+	for (q = 1; q < NQ; q++)
+		fuse_getattr_root(f, q);
+	oh = fuse_call(f, 2, FUSE_LOOKUP, 1, "hello", 6, &eo, sizeof(eo));
+	assert_int_equal(oh.error, 0);
+	oh = fuse_call(f, 3, FUSE_OPEN, eo.nodeid, &oi, sizeof(oi), &oo,
+		       sizeof(oo));
+	assert_int_equal(oh.error, 0);
+	ri.fh = oo.fh;
+	oh = fuse_call(f, 4, FUSE_READ, eo.nodeid, &ri, sizeof(ri), data,
+		       sizeof(data));
+	assert_int_equal(oh.error, 0);
+	assert_int_equal(oh.len - sizeof(oh), 20);
+	assert_memory_equal(data, "hello from the host\n", 20);
+
+	stats(f, &s);
+	assert_int_equal(s.refused, 0);
+	assert_int_equal(s.starts, 1);
+	assert_int_equal(s.requests[1], 2);	/* INIT, GETATTR */
+	assert_int_equal(s.requests[2], 2);	/* GETATTR, LOOKUP */
+	assert_int_equal(s.requests[3], 2);	/* GETATTR, OPEN */
+	assert_int_equal(s.requests[4], 2);	/* GETATTR, READ */
+	assert_int_equal(s.dev.refused, 0);
+}
+
+/*
+ * GET_VRING_BASE stops the device and returns where each ring stopped;
+ * DESTROY first, so the next INIT starts a new session.  Started again
+ * at those indices, the rings carry on.
+ */
+static void test_stop_resume(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats s;
+	struct vqf_vhost_state st;
+	struct fuse_out_header oh;
+	u16 base[NQ];
+	unsigned int q;
+
+	rings_create(f, NULL);
+	handshake(f);
+	fuse_init(f, 1);
+	for (q = 1; q < NQ; q++)
+		fuse_getattr_root(f, q);
+	oh = fuse_call(f, 4, FUSE_DESTROY, 0, NULL, 0, NULL, 0);
+	assert_int_equal(oh.error, 0);
+	for (q = 0; q < NQ; q++)
+		set_state(f, VQF_VHOST_SET_VRING_ENABLE, q, 0);
+	for (q = 0; q < NQ; q++) {
+		st.index = q;
+		st.num = 0;
+		msg(f, VQF_VHOST_GET_VRING_BASE, &st, sizeof(st), NULL, 0);
+		assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &st,
+				       sizeof(st)), sizeof(st));
+		assert_int_equal(st.index, q);
+		base[q] = (u16)st.num;
+	}
+	assert_int_equal(base[0], 0);
+	assert_int_equal(base[1], 2);
+	assert_int_equal(base[2], 1);
+	assert_int_equal(base[4], 2);
+	stats(f, &s);
+	assert_int_equal(s.starts, 1);
+	assert_int_equal(s.stops, 1);
+	assert_int_equal(s.live_changes, 0);
+
+	/*
+	 * The driver's rings stay where they were (a VM stopped and
+	 * continued); the front-end resumes the back-end at base, in one
+	 * burst without acks, as QEMU does.
+	 */
+	for (q = 0; q < NQ; q++) {
+		vqf_vring_drv_destroy(f->vq[q]);
+		f->vq[q] = NULL;
+	}
+	rings_create(f, base);
+	for (q = 0; q < NQ; q++) {
+		struct vqf_vhost_addr a = {
+			.index = q,
+			.desc = ua(f, f->addr[q].desc),
+			.used = ua(f, f->addr[q].used),
+			.avail = ua(f, f->addr[q].avail),
+		};
+		u64 v = q;
+
+		st.index = q;
+		st.num = base[q];
+		msg(f, VQF_VHOST_SET_VRING_BASE, &st, sizeof(st), NULL, 0);
+		msg(f, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+		msg(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v), &f->kick[q],
+		    1);
+	}
+	for (q = 0; q < NQ; q++) {
+		st.index = q;
+		st.num = 1;
+		msg(f, VQF_VHOST_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0);
+	}
+	fuse_init(f, 2);
+	for (q = 1; q < NQ; q++)
+		fuse_getattr_root(f, q);
+	stats(f, &s);
+	/* At once, not at a kick; more than once if the burst was read
+	 * in pieces (a ring added later restarts the device).
+	 */
+	assert_true(s.starts >= 2);
+	assert_int_equal(s.refused, 0);
+	assert_int_equal(s.requests[2], 1 + 2);	/* GETATTR; INIT, GETATTR */
+	assert_int_equal(s.dev.refused, 0);
+	assert_int_equal(s.dev.queue_broken, 0);
+}
+
+/* One hostile message: refused, ack with an error, one counter moved. */
+#define HOSTILE(f, field, req, p, size, fds, nfds) do {			\
+	struct vqf_vhost_stats b_, a_;					\
+	stats(f, &b_);							\
+	assert_int_not_equal(acked(f, req, p, size, fds, nfds), 0);	\
+	stats(f, &a_);							\
+	assert_int_equal(a_.refused, b_.refused + 1);			\
+	assert_int_equal(a_.field, b_.field + 1);			\
+	assert_int_equal(a_.acks_failed, b_.acks_failed + 1);		\
+	nh++;								\
+} while (0)
+
+static void test_hostile(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats s;
+	struct vqf_vhost_mem m;
+	struct vqf_vhost_state st;
+	struct vqf_vhost_addr a;
+	u64 v, pf;
+	int many[12], efd, small;
+	unsigned int i;
+	u8 junk[64] = { 0 };
+	unsigned int nh = 0;
+
+	rings_create(f, NULL);
+	pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
+	msg(f, VQF_VHOST_SET_PROTOCOL_FEATURES, &pf, sizeof(pf), NULL, 0);
+
+	/* Unknown and unsupported requests. */
+	HOSTILE(f, unsupported, 99, NULL, 0, NULL, 0);
+	HOSTILE(f, unsupported, VQF_VHOST_SET_LOG_BASE, junk, 16, NULL, 0);
+	/* Sizes wrong for the request. */
+	HOSTILE(f, bad_size, VQF_VHOST_SET_FEATURES, junk, 4, NULL, 0);
+	HOSTILE(f, bad_size, VQF_VHOST_SET_OWNER, junk, 8, NULL, 0);
+	HOSTILE(f, bad_size, VQF_VHOST_SET_VRING_ADDR, junk, 32, NULL, 0);
+	HOSTILE(f, bad_size, VQF_VHOST_SET_VRING_NUM, junk, 12, NULL, 0);
+	/* Descriptors: missing, unexpected, too many. */
+	v = 1;
+	HOSTILE(f, bad_fds, VQF_VHOST_SET_VRING_KICK, &v, 8, NULL, 0);
+	efd = eventfd(0, EFD_CLOEXEC);
+	HOSTILE(f, bad_fds, VQF_VHOST_SET_OWNER, NULL, 0, &efd, 1);
+	for (i = 0; i < 12; i++)
+		many[i] = efd;
+	HOSTILE(f, too_many_fds, VQF_VHOST_SET_VRING_CALL, &v, 8, many, 12);
+	v = 1 | VQF_VHOST_VRING_NOFD;
+	HOSTILE(f, bad_fds, VQF_VHOST_SET_VRING_CALL, &v, 8, &efd, 1);
+	/* Indices past the five queues. */
+	st.index = NQ;
+	st.num = 64;
+	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_NUM, &st, 8, NULL, 0);
+	st.index = 1000;
+	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_ENABLE, &st, 8, NULL, 0);
+	v = 200;
+	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_KICK, &v, 8, &efd, 1);
+	/* Values. */
+	st.index = 1;
+	st.num = 3;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_VRING_NUM, &st, 8, NULL, 0);
+	st.num = 4096;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_VRING_NUM, &st, 8, NULL, 0);
+	st.num = 0x10000;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_VRING_BASE, &st, 8, NULL, 0);
+	v = 1ull << 40;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_FEATURES, &v, 8, NULL, 0);
+	v = 1ull << 63;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_PROTOCOL_FEATURES, &v, 8, NULL,
+		0);
+	/* Memory tables. */
+	memset(&m, 0, sizeof(m));
+	m.nregions = 9;
+	HOSTILE(f, too_many_regions, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + 8 * sizeof(m.r[0]), many, 8);
+	m.nregions = 0;
+	HOSTILE(f, no_regions, VQF_VHOST_SET_MEM_TABLE, &m, 8, NULL, 0);
+	m.nregions = 2;
+	m.r[0] = (struct vqf_vhost_region){ RAM_GPA, 0x100000,
+		(u64)(uintptr_t)f->ram, 0 };
+	m.r[1] = (struct vqf_vhost_region){ RAM_GPA + 0x80000, 0x100000,
+		(u64)(uintptr_t)f->ram + 0x200000, 0x200000 };
+	many[0] = many[1] = f->memfd;
+	HOSTILE(f, region_overlap, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + 2 * sizeof(m.r[0]), many, 2);
+	m.r[1].gpa = RAM_GPA + 0x200000;
+	m.r[1].uaddr = (u64)(uintptr_t)f->ram + 0x80000;
+	HOSTILE(f, region_overlap, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + 2 * sizeof(m.r[0]), many, 2);
+	m.nregions = 1;
+	m.r[0].size = RAM_SIZE + 4096;	/* past the memfd's end */
+	HOSTILE(f, region_file, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), many, 1);
+	m.r[0].size = 4096;
+	m.r[0].gpa = ~0ull - 100;
+	HOSTILE(f, region_wrap, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), many, 1);
+	m.r[0].gpa = RAM_GPA;
+	m.r[0].mmap_offset = ~0ull - 100;
+	HOSTILE(f, region_wrap, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), many, 1);
+	m.r[0].mmap_offset = 0;
+	m.r[0].size = 0;
+	HOSTILE(f, bad_value, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), many, 1);
+	m.r[0].size = 4096;
+	HOSTILE(f, region_fd, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), &efd, 1);
+	HOSTILE(f, bad_fds, VQF_VHOST_SET_MEM_TABLE, &m,
+		8 + sizeof(m.r[0]), many, 2);
+	/* A small memfd, mapped, then rings outside it. */
+	small = memfd_create("small", MFD_CLOEXEC);
+	assert_int_equal(ftruncate(small, 4096), 0);
+	m.r[0] = (struct vqf_vhost_region){ RAM_GPA, 4096,
+		(u64)(uintptr_t)f->ram, 0 };
+	assert_int_equal(acked(f, VQF_VHOST_SET_MEM_TABLE, &m,
+			       8 + sizeof(m.r[0]), &small, 1), 0);
+	close(small);
+	memset(&a, 0, sizeof(a));
+	a.index = 1;
+	a.desc = (u64)(uintptr_t)f->ram + 8192;	/* outside */
+	a.avail = (u64)(uintptr_t)f->ram + 1024;
+	a.used = (u64)(uintptr_t)f->ram + 2048;
+	HOSTILE(f, ring_fault, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL,
+		0);
+	a.desc = (u64)(uintptr_t)f->ram + 8;	/* misaligned */
+	HOSTILE(f, bad_align, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL,
+		0);
+	a.desc = (u64)(uintptr_t)f->ram;
+	a.flags = 1;	/* dirty log: not offered */
+	HOSTILE(f, bad_value, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL,
+		0);
+	a.index = NQ;
+	a.flags = 0;
+	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL,
+		0);
+	close(efd);
+
+	/* A bad header: refused, never acked (its flags are not trusted). */
+	send_raw(f, VQF_VHOST_GET_FEATURES, 0x2, NULL, 0, NULL, 0);
+	send_raw(f, VQF_VHOST_GET_FEATURES,
+		 VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY, NULL, 0, NULL, 0);
+	stats(f, &s);
+	assert_int_equal(s.bad_header, 2);
+	assert_int_equal(nh, 32);
+	assert_int_equal(s.refused, nh + 2);
+	assert_int_equal(s.starts, 0);
+	assert_int_equal(s.fatal, 0);
+
+	/* Still a working back-end: the real handshake and requests. */
+	handshake(f);
+	fuse_init(f, 1);
+	fuse_getattr_root(f, 3);
+
+	/* An oversized payload ends the connection (cannot resync). */
+	send_raw(f, VQF_VHOST_SET_FEATURES, VQF_VHOST_VERSION, NULL, 0, NULL,
+		 0);
+	{
+		struct vqf_vhost_hdr h = { VQF_VHOST_SET_FEATURES,
+					   VQF_VHOST_VERSION, 1u << 20 };
+
+		assert_int_equal(send(f->sv[0], &h, sizeof(h), MSG_NOSIGNAL),
+				 sizeof(h));
+	}
+	pthread_join(f->thr, NULL);
+	f->thr = pthread_self();
+	assert_int_equal(f->serve_ret, -EPROTO);
+	vqf_vhost_get_stats(f->vh, &s);
+	assert_int_equal(s.fatal, 1);
+	/* SET_FEATURES with no payload was refused before it. */
+	assert_int_equal(s.refused, nh + 3);
+	/* Serving again works after a failed connection. */
+	close(f->sv[0]);
+	close(f->sv[1]);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				    f->sv), 0);
+	assert_int_equal(pthread_create(&f->thr, NULL, serve_main, f), 0);
+	assert_int_equal(get_u64(f, VQF_VHOST_GET_QUEUE_NUM), NQ);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_requests, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stop_resume, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hostile, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
