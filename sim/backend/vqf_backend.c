@@ -724,3 +724,27 @@ struct fuse_session *vqf_backend_session(struct vqf_backend *be)
 {
 	return be->se;
 }
+
+size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
+		      int iovcnt, size_t skip)
+{
+	size_t k = 0;
+	int i;
+
+	for (i = 0; i < iovcnt && k < len; i++) {
+		size_t n = iov[i].iov_len;
+
+		if (skip >= n) {
+			skip -= n;
+			continue;
+		}
+		n -= skip;
+		if (n > len - k)
+			n = len - k;
+		memcpy((char *)dst + k, (const char *)iov[i].iov_base + skip,
+		       n);
+		k += n;
+		skip = 0;
+	}
+	return k;
+}

@@ -165,6 +165,13 @@ int vqf_backend_init_out(struct vqf_backend *be, struct fuse_init_out *out);
 /* Requests handed to the filesystem whose reply is still owed. */
 size_t vqf_backend_inflight(struct vqf_backend *be);
 
+/*
+ * Copies up to @len bytes of a reply's (or any) iovec, from byte @skip on,
+ * to @dst; returns how many there were.  For whoever takes a reply apart.
+ */
+size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
+		      int iovcnt, size_t skip);
+
 /* Copies a consistent snapshot of the counters. */
 void vqf_backend_get_stats(struct vqf_backend *be,
 			   struct vqf_backend_stats *out);

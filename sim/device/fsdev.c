@@ -787,30 +787,6 @@ static void finish(struct fsreq *r, u32 len)
 	free_all(d, out, nout);
 }
 
-/* Copies up to @len bytes of @iov, from byte @skip on, to @dst. */
-static size_t iov_gather(void *dst, size_t len, const struct iovec *iov,
-			 int iovcnt, size_t skip)
-{
-	size_t k = 0;
-	int i;
-
-	for (i = 0; i < iovcnt && k < len; i++) {
-		size_t n = iov[i].iov_len;
-
-		if (skip >= n) {
-			skip -= n;
-			continue;
-		}
-		n -= skip;
-		if (n > len - k)
-			n = len - k;
-		memcpy((u8 *)dst + k, (const u8 *)iov[i].iov_base + skip, n);
-		k += n;
-		skip = 0;
-	}
-	return k;
-}
-
 /* INIT and DESTROY change what the parser accepts from now on. */
 static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 			const struct iovec *iov, int iovcnt, size_t len)
@@ -831,7 +807,7 @@ static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 	if (op != FUSE_INIT || len <= sizeof(struct fuse_out_header))
 		return;
 	memset(&io, 0, sizeof(io));
-	got = (u32)iov_gather(&io, sizeof(io), iov, iovcnt,
+	got = (u32)vqf_iov_gather(&io, sizeof(io), iov, iovcnt,
 			      sizeof(struct fuse_out_header));
 	pthread_rwlock_wrlock(&d->conn_lock);
 	vqf_dev_conn_init_done(&d->conn, &r->dreq, &io, got);
@@ -1460,7 +1436,7 @@ int vqf_fsdev_notify(void *dev, const struct iovec *iov, int iovcnt,
 	if (!n)
 		return -ENOMEM;
 	n->code = oh.error;
-	n->len = (u32)iov_gather(n->buf, len - sizeof(oh), iov, iovcnt,
+	n->len = (u32)vqf_iov_gather(n->buf, len - sizeof(oh), iov, iovcnt,
 				 sizeof(oh));
 	pthread_mutex_lock(&d->nlock);
 	if (d->nbacklog == FSDEV_NOTIFY_BACKLOG) {

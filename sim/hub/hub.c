@@ -22,220 +22,6 @@
 
 #define HUB_DEFAULT_SLOTS	65536
 
-/* ---- nodes ---------------------------------------------------------- */
-
-static unsigned int hash64(u64 v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	return (unsigned int)(v & (HUB_BUCKETS - 1));
-}
-
-static unsigned int hash_name(u64 parent, const char *name)
-{
-	u64 v = parent * 0x9e3779b97f4a7c15ULL;
-
-	while (*name)
-		v = (v ^ (u8)*name++) * 0x100000001b3ULL;
-	return hash64(v);
-}
-
-struct hub_node *hub_node_find(struct vqf_hub *h, u64 nodeid)
-{
-	struct hub_node *n;
-
-	for (n = h->by_id[hash64(nodeid)]; n; n = n->next_id)
-		if (n->nodeid == nodeid)
-			return n;
-	return NULL;
-}
-
-struct hub_node *hub_node_by_ino(struct vqf_hub *h, u64 ino)
-{
-	struct hub_node *n;
-
-	for (n = h->by_ino[hash64(ino)]; n; n = n->next_ino)
-		if (n->ino == ino)
-			return n;
-	return NULL;
-}
-
-struct hub_node *hub_node_by_name(struct vqf_hub *h, u64 parent,
-				  const char *name)
-{
-	struct hub_node *n;
-
-	for (n = h->by_name[hash_name(parent, name)]; n; n = n->next_name)
-		if (n->name && n->parent == parent && !strcmp(n->name, name))
-			return n;
-	return NULL;
-}
-
-static void unlink_from(struct hub_node **pp, struct hub_node *n,
-			size_t next_off)
-{
-	while (*pp && *pp != n)
-		pp = (struct hub_node **)((char *)*pp + next_off);
-	if (*pp)
-		*pp = *(struct hub_node **)((char *)n + next_off);
-}
-
-static void name_clear(struct vqf_hub *h, struct hub_node *n)
-{
-	if (!n->name)
-		return;
-	unlink_from(&h->by_name[hash_name(n->parent, n->name)], n,
-		    offsetof(struct hub_node, next_name));
-	free(n->name);
-	n->name = NULL;
-	n->parent = 0;
-}
-
-/* (@parent, @name) names @n now; whoever had that name loses it. */
-static void name_set(struct vqf_hub *h, struct hub_node *n, u64 parent,
-		     const char *name)
-{
-	struct hub_node *old = hub_node_by_name(h, parent, name);
-	char *copy;
-
-	if (old == n)
-		return;
-	if (old)
-		name_clear(h, old);
-	copy = strdup(name);
-	if (!copy)
-		return;		/* only a host-side hint is lost */
-	name_clear(h, n);
-	n->name = copy;
-	n->parent = parent;
-	n->next_name = h->by_name[hash_name(parent, name)];
-	h->by_name[hash_name(parent, name)] = n;
-}
-
-static void ino_set(struct vqf_hub *h, struct hub_node *n, u64 ino)
-{
-	if (n->ino == ino)
-		return;
-	if (n->ino)
-		unlink_from(&h->by_ino[hash64(n->ino)], n,
-			    offsetof(struct hub_node, next_ino));
-	n->ino = ino;
-	if (ino) {
-		n->next_ino = h->by_ino[hash64(ino)];
-		h->by_ino[hash64(ino)] = n;
-	}
-}
-
-static void node_free(struct vqf_hub *h, struct hub_node *n)
-{
-	unlink_from(&h->by_id[hash64(n->nodeid)], n,
-		    offsetof(struct hub_node, next_id));
-	ino_set(h, n, 0);
-	name_clear(h, n);
-	h->st.nodes--;
-	if (!n->slot)
-		h->st.unversioned--;
-	free(n);
-}
-
-/* The node of @nodeid, created (with a slot) when new; NULL on ENOMEM. */
-static struct hub_node *node_get(struct vqf_hub *h, u64 nodeid)
-{
-	struct hub_node *n = hub_node_find(h, nodeid);
-
-	if (n)
-		return n;
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return NULL;
-	n->nodeid = nodeid;
-	n->slot = h->has_table ? vqf_ver_dev_alloc(&h->vd) : VQF_VER_NO_INDEX;
-	n->next_id = h->by_id[hash64(nodeid)];
-	h->by_id[hash64(nodeid)] = n;
-	h->st.nodes++;
-	if (!n->slot)
-		h->st.unversioned++;
-	return n;
-}
-
-/*
- * The root is nodeid 1: no reply names it, so it gets slot 1 here, where
- * guests that negotiated versions expect it (VQF_VER_ROOT_INDEX).
- */
-static int root_node(struct vqf_hub *h)
-{
-	struct hub_node *n = node_get(h, FUSE_ROOT_ID);
-	struct stat st;
-
-	if (!n)
-		return -ENOMEM;
-	if (h->has_table && n->slot != VQF_VER_ROOT_INDEX)
-		return -EPROTO;
-	n->total = 1;		/* the hub's own: never forgotten */
-	if (h->cfg.root && !lstat(h->cfg.root, &st))
-		ino_set(h, n, (u64)st.st_ino);
-	return 0;
-}
-
-/* A metadata change of @n is done: publish it before anyone is told. */
-void hub_bump(struct vqf_hub *h, struct hub_node *n, bool host)
-{
-	h->epoch++;
-	if (!n)
-		return;
-	if (n->slot)
-		vqf_ver_dev_bump(&h->vd, n->slot);
-	if (host)
-		h->st.host_bumps++;
-	else
-		h->st.bumps++;
-}
-
-/* Every slot, e.g. after inotify lost events. */
-void hub_bump_all(struct vqf_hub *h)
-{
-	unsigned int b;
-	struct hub_node *n;
-
-	for (b = 0; b < HUB_BUCKETS; b++)
-		for (n = h->by_id[b]; n; n = n->next_id)
-			hub_bump(h, n, true);
-}
-
-/*
- * @count lookups of @nodeid given back by port @p (clamped to its own);
- * returns how many the backend must forget.  Under h->lock.
- */
-static u64 forget_locked(struct vqf_hub *h, unsigned int p, u64 nodeid,
-			 u64 count)
-{
-	struct hub_node *n = hub_node_find(h, nodeid);
-	u64 own, take;
-	bool had_slot;
-	int ret;
-
-	if (!n) {
-		h->st.forget_unknown++;
-		return 0;
-	}
-	own = n->per_port[p];
-	take = count < own ? count : own;
-	had_slot = n->slot != VQF_VER_NO_INDEX;
-	ret = vqf_ver_dev_forget(&h->vd, &n->total, &n->per_port[p], count,
-				 &n->slot);
-	if (ret == -EOVERFLOW)
-		h->st.forget_clamped++;
-	h->st.forgets += take;
-	if (!n->total) {
-		/* The slot went back with the last lookup (n->slot 0 now). */
-		if (had_slot)
-			h->st.unversioned++;
-		node_free(h, n);
-	}
-	return take;
-}
-
 /* ---- backend calls of the hub's own --------------------------------- */
 
 /* FORGET and INTERRUPT get no reply; the backend still wants a callback. */
@@ -265,7 +51,7 @@ static int sync_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	u8 buf[sizeof(oh) + sizeof(sc->entry)];
 
 	memset(buf, 0, sizeof(buf));
-	hub_gather(iov, iovcnt, 0, buf, sizeof(buf));
+	vqf_iov_gather(buf, sizeof(buf), iov, iovcnt, 0);
 	memcpy(&oh, buf, sizeof(oh));
 	pthread_mutex_lock(&sc->lock);
 	sc->error = oh.error;
@@ -346,30 +132,6 @@ static u64 internal_lookup(struct vqf_hub *h, u64 parent, const char *name)
 }
 
 /* ---- requests --------------------------------------------------------- */
-
-/* Copies up to @n bytes from offset @off of an iovec; returns the count. */
-size_t hub_gather(const struct iovec *iov, int iovcnt, size_t off, void *dst,
-		  size_t n)
-{
-	size_t got = 0;
-	int i;
-
-	for (i = 0; i < iovcnt && got < n; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > n - got)
-			l = n - got;
-		memcpy((u8 *)dst + got, (const u8 *)iov[i].iov_base + off, l);
-		got += l;
-		off = 0;
-	}
-	return got;
-}
 
 static bool is_entry_op(u32 op)
 {
@@ -474,7 +236,8 @@ static void count_direntplus(struct vqf_hub *h, struct hub_rec *r,
 	buf = malloc(len + 1);
 	if (!buf)
 		return;
-	hub_gather(iov, iovcnt, sizeof(struct fuse_out_header), buf, len);
+	vqf_iov_gather(buf, len, iov, iovcnt,
+		       sizeof(struct fuse_out_header));
 	while (off + FUSE_NAME_OFFSET_DIRENTPLUS <= len) {
 		struct fuse_direntplus d;
 		size_t rec;
@@ -492,14 +255,14 @@ static void count_direntplus(struct vqf_hub *h, struct hub_rec *r,
 		      (d.dirent.namelen == 2 && name[1] == '.')))) {
 			char save = name[d.dirent.namelen];
 
-			n = node_get(h, d.entry_out.nodeid);
+			n = hub_node_get(h, d.entry_out.nodeid);
 			if (n) {
 				n->total++;
 				n->per_port[r->port->idx]++;
 				h->st.entries++;
-				ino_set(h, n, d.entry_out.attr.ino);
+				hub_ino_set(h, n, d.entry_out.attr.ino);
 				name[d.dirent.namelen] = 0;
-				name_set(h, n, r->nodeid, name);
+				hub_name_set(h, n, r->nodeid, name);
 				name[d.dirent.namelen] = save;
 			}
 		}
@@ -540,7 +303,7 @@ static void apply_change(struct vqf_hub *h, struct hub_rec *r,
 		r->own += 2;
 		n = hub_node_by_name(h, r->nodeid, r->name);
 		if (n)
-			name_clear(h, n);
+			hub_name_clear(h, n);
 		break;
 	case FUSE_RENAME:
 	case FUSE_RENAME2:
@@ -553,12 +316,12 @@ static void apply_change(struct vqf_hub *h, struct hub_rec *r,
 		if (n && r->exchange) {
 			struct hub_node *m = hub_node_find(h, r->victim2);
 
-			name_clear(h, n);
+			hub_name_clear(h, n);
 			if (m)
-				name_set(h, m, r->nodeid, r->name);
-			name_set(h, n, r->nodeid2, r->name2);
+				hub_name_set(h, m, r->nodeid, r->name);
+			hub_name_set(h, n, r->nodeid2, r->name2);
 		} else if (n) {
-			name_set(h, n, r->nodeid2, r->name2);
+			hub_name_set(h, n, r->nodeid2, r->name2);
 		}
 		break;
 	case FUSE_READDIRPLUS:
@@ -582,15 +345,15 @@ static bool apply_entry(struct vqf_hub *h, struct hub_rec *r,
 
 	if (!e->nodeid)
 		return false;	/* negative entry: nothing to count */
-	n = node_get(h, e->nodeid);
+	n = hub_node_get(h, e->nodeid);
 	if (!n)
 		return false;	/* counted nowhere: the FORGET is dropped */
 	n->total++;
 	n->per_port[r->port->idx]++;
 	h->st.entries++;
-	ino_set(h, n, e->attr.ino);
+	hub_ino_set(h, n, e->attr.ino);
 	if (r->name && r->opcode != FUSE_TMPFILE)
-		name_set(h, n, r->nodeid, r->name);
+		hub_name_set(h, n, r->nodeid, r->name);
 	if (r->opcode != FUSE_LOOKUP) {
 		/* The directory gained a name; LINK's inode a link. */
 		hub_bump(h, hub_node_find(h, r->nodeid), false);
@@ -636,7 +399,7 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	bool append = false;
 	int n, ret;
 
-	if (hub_gather(iov, iovcnt, 0, &oh, sizeof(oh)) != sizeof(oh))
+	if (vqf_iov_gather(&oh, sizeof(oh), iov, iovcnt, 0) != sizeof(oh))
 		return -EINVAL;
 	v = iovcnt + 2 <= 8 ? small : malloc((iovcnt + 2) * sizeof(*v));
 	if (!v)
@@ -647,7 +410,7 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 		apply_change(h, r, iov, iovcnt);
 		memset(&e, 0, sizeof(e));
 		if (is_entry_op(r->opcode) &&
-		    hub_gather(iov, iovcnt, sizeof(oh), &e, sizeof(e)) ==
+		    vqf_iov_gather(&e, sizeof(e), iov, iovcnt, sizeof(oh)) ==
 		    sizeof(e))
 			append = apply_entry(h, r, &e, &ev);
 	}
@@ -664,7 +427,7 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	if (r->opcode == FUSE_INIT && !oh.error) {
 		/* The INIT reply says whether this guest gets versions. */
 		memset(&io, 0, sizeof(io));
-		hub_gather(iov, iovcnt, sizeof(oh), &io, sizeof(io));
+		vqf_iov_gather(&io, sizeof(io), iov, iovcnt, sizeof(oh));
 		if (r->port->versions)
 			io.flags2 |= VQF_FUSE_INIT_SHARED_VERSION;
 		else
@@ -773,7 +536,7 @@ static void port_forget_all(struct vqf_hub_port *p)
 				todo = t;
 				cap = cap ? cap * 2 : 64;
 			}
-			c = forget_locked(h, p->idx, nodeid, c);
+			c = hub_forget_locked(h, p->idx, nodeid, c);
 			h->st.port_forgets += c;
 			todo[nt].nodeid = nodeid;
 			todo[nt++].count = c;
@@ -796,7 +559,7 @@ static int do_forget(struct vqf_hub_port *p, u8 *req, size_t len)
 	memcpy(&ih, req, sizeof(ih));
 	memcpy(&fi, req + sizeof(ih), sizeof(fi));
 	pthread_mutex_lock(&h->lock);
-	fi.nlookup = forget_locked(h, p->idx, ih.nodeid, fi.nlookup);
+	fi.nlookup = hub_forget_locked(h, p->idx, ih.nodeid, fi.nlookup);
 	pthread_mutex_unlock(&h->lock);
 	if (!fi.nlookup)
 		return VQF_BE_NO_REPLY;
@@ -823,7 +586,7 @@ static int do_batch_forget(struct vqf_hub_port *p, u8 *req, size_t len)
 	for (i = 0; i < bi.count && off + sizeof(one) <= len;
 	     i++, off += sizeof(one)) {
 		memcpy(&one, req + off, sizeof(one));
-		one.nlookup = forget_locked(h, p->idx, one.nodeid,
+		one.nlookup = hub_forget_locked(h, p->idx, one.nodeid,
 					    one.nlookup);
 		if (!one.nlookup)
 			continue;
@@ -1087,7 +850,7 @@ int vqf_hub_new(const struct vqf_hub_cfg *cfg, struct vqf_hub **out)
 			goto fail;
 		h->has_table = true;
 	}
-	ret = root_node(h);
+	ret = hub_root_node(h);
 	if (!ret)
 		ret = hub_watch_start(h);
 	if (ret)
@@ -1108,7 +871,7 @@ void vqf_hub_free(struct vqf_hub *h)
 	hub_watch_stop(h);
 	for (b = 0; b < HUB_BUCKETS; b++)
 		while (h->by_id[b])
-			node_free(h, h->by_id[b]);
+			hub_node_free(h, h->by_id[b]);
 	if (h->table && h->table != MAP_FAILED)
 		munmap(h->table, h->table_size);
 	if (h->table_ro && h->table_ro != MAP_FAILED)

@@ -102,17 +102,26 @@ struct vqf_hub {
 	struct vqf_hub_stats st;
 };
 
-/* hub.c */
+/* hub_nodes.c, all under h->lock */
 struct hub_node *hub_node_find(struct vqf_hub *h, u64 nodeid);
+/* The node of @nodeid, created (with a slot) when new; NULL on ENOMEM. */
+struct hub_node *hub_node_get(struct vqf_hub *h, u64 nodeid);
+void hub_node_free(struct vqf_hub *h, struct hub_node *n);
+int hub_root_node(struct vqf_hub *h);
+void hub_name_clear(struct vqf_hub *h, struct hub_node *n);
+void hub_name_set(struct vqf_hub *h, struct hub_node *n, u64 parent,
+		  const char *name);
+void hub_ino_set(struct vqf_hub *h, struct hub_node *n, u64 ino);
+u64 hub_forget_locked(struct vqf_hub *h, unsigned int p, u64 nodeid,
+		      u64 count);
 struct hub_node *hub_node_by_ino(struct vqf_hub *h, u64 ino);
 struct hub_node *hub_node_by_name(struct vqf_hub *h, u64 parent,
 				  const char *name);
 void hub_bump(struct vqf_hub *h, struct hub_node *n, bool host);
 void hub_bump_all(struct vqf_hub *h);
+/* hub.c */
 u64 hub_unique(struct vqf_hub *h);
 void hub_backend_forget(struct vqf_hub *h, u64 nodeid, u64 count);
-size_t hub_gather(const struct iovec *iov, int iovcnt, size_t off, void *dst,
-		  size_t n);
 
 
 /* hub_watch.c */

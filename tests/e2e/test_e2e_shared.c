@@ -476,24 +476,31 @@ static void test_backward_version(void **state)
 	assert_int_equal(e2e_free(e), 0);
 }
 
+/* @n files "@prefix-i" made on the host, each looked at by guest A. */
+static void host_files_looked_at(struct e2e *e, const char *prefix, int n)
+{
+	struct stat st;
+	char name[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
+						0644), 0);
+		settle(e);
+		assert_int_equal(vqf_gcli_lstat(vqf_sim_cli(e->s), name, &st),
+				 0);
+	}
+}
+
 /* A full table: later inodes live on timeouts, never on wrong answers. */
 static void test_table_full(void **state)
 {
 	struct vqf_hub_cfg hc = { .nr_slots = 4 };
 	struct e2e *e = shared_machine(&hc, 0);
-	struct vqf_gcli *a = vqf_sim_cli(e->s);
 	struct vqf_hub_stats hs;
-	struct stat st;
-	char name[32];
-	int i;
 
-	for (i = 0; i < 8; i++) {
-		snprintf(name, sizeof(name), "full-%d", i);
-		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
-						0644), 0);
-		settle(e);
-		assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
-	}
+	host_files_looked_at(e, "full", 8);
 	hs = hub_stats(e);
 	assert_true(hs.ver.table_full > 0);
 	assert_true(hs.unversioned > 0);
@@ -505,18 +512,9 @@ static void test_table_full(void **state)
 static void test_slot_recycle(void **state)
 {
 	struct e2e *e = shared_machine(NULL, 4);
-	struct vqf_gcli *a = vqf_sim_cli(e->s);
 	struct vqf_hub_stats hs;
-	struct stat st;
-	char name[32];
-	int i;
 
-	for (i = 0; i < 64; i++) {
-		snprintf(name, sizeof(name), "r-%d", i);
-		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
-						0644), 0);
-		assert_int_equal(vqf_gcli_lstat(a, name, &st), 0);
-	}
+	host_files_looked_at(e, "r", 64);
 	/* The client keeps 4 unused inodes: the rest were forgotten. */
 	assert_int_equal(vqf_gdrv_forget_flush(vqf_sim_drv(e->s)), 0);
 	hs = hub_stats(e);
