@@ -159,6 +159,20 @@ static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
 					busy = true;
 			}
 		}
+		for (k = 0; k < GDAX_RWC; k++) {
+			struct gdax_pte *p = &gi->rwc[k];
+			u64 r0 = gi->rwc_r0[k];
+
+			if (r0 >= end || r0 + vqf_dax_range_size(&x->w) <= start)
+				continue;
+			if (p->addr) {
+				p->addr = NULL;
+				p->writable = false;
+				zapped++;
+			}
+			if (p->pins)
+				busy = true;
+		}
 		if (!busy)
 			break;
 		waits++;
@@ -356,6 +370,8 @@ void gdax_inode_init(struct gdax_inode *gi, u64 nodeid)
 	pthread_mutex_init(&gi->pt, NULL);
 	pthread_cond_init(&gi->unpinned, NULL);
 	gi->vmas = NULL;
+	memset(gi->rwc, 0, sizeof(gi->rwc));
+	memset(gi->rwc_r0, 0, sizeof(gi->rwc_r0));
 	gi->waiters = 0;
 	gi->busy = 0;
 	gi->ready = true;
@@ -396,27 +412,102 @@ long gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
 	return ret;
 }
 
+static bool pte_usable(const struct gdax_pte *p, u64 pos, bool write)
+{
+	return p->addr && pos < p->limit && (!write || p->writable);
+}
+
+static void pte_unpin(struct gdax_inode *gi, struct gdax_pte *p)
+{
+	pthread_mutex_lock(&gi->pt);
+	if (!--p->pins && gi->waiters)
+		pthread_cond_broadcast(&gi->unpinned);
+	pthread_mutex_unlock(&gi->pt);
+}
+
+/*
+ * Remember the mapping @map of the range at file offset @r0 in the
+ * read/write cache.  The caller holds the range reference, and L shared
+ * keeps reclaim's last zap and its teardown on one side of the install:
+ * either the entry is zapped, or the teardown already saw the reference.
+ * L busy (a reclaim or truncation running): not cached this time.
+ */
+static void rwc_install(struct gdax *x, struct gdax_inode *gi, u64 r0,
+			const struct vqf_dax_map *map, u64 pos)
+{
+	u32 k = (u32)(r0 >> x->w.range_shift) & (GDAX_RWC - 1);
+	struct gdax_pte *p = &gi->rwc[k];
+
+	if (pthread_rwlock_tryrdlock(&gi->l))
+		return;
+	pthread_mutex_lock(&gi->pt);
+	if (!p->pins) {
+		p->addr = x->base + map->moffset - (pos - r0);
+		p->limit = r0 + vqf_dax_range_size(&x->w);
+		p->writable = map->writable;
+		gi->rwc_r0[k] = r0;
+	}
+	pthread_mutex_unlock(&gi->pt);
+	pthread_rwlock_unlock(&gi->l);
+}
+
+/* A cached entry for file byte @pos, pinned; NULL if none. */
+static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
+				u64 pos, bool write)
+{
+	u64 r0 = pos & ~(vqf_dax_range_size(&x->w) - 1);
+	u32 k = (u32)(r0 >> x->w.range_shift) & (GDAX_RWC - 1);
+	struct gdax_pte *p = &gi->rwc[k];
+
+	pthread_mutex_lock(&gi->pt);
+	if (gi->rwc_r0[k] == r0 && pte_usable(p, pos, write))
+		p->pins++;
+	else
+		p = NULL;
+	pthread_mutex_unlock(&gi->pt);
+	return p;
+}
+
 ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
 		  size_t n, u64 off, bool write)
 {
-	u8 *buf = data;
+	u64 rs = vqf_dax_range_size(&x->w);
+	u8 *buf = data, *win;
 	size_t done = 0;
 
 	tls_fh = fh;
 	while (done < n) {
+		u64 pos = off + done, r0 = pos & ~(rs - 1);
 		struct vqf_dax_map map;
+		struct gdax_pte *p;
 		size_t take;
 		int ret;
 
-		ret = vqf_dax_map_begin(&x->w, &gi->di, off + done,
+		take = n - done;
+		if (take > r0 + rs - pos)
+			take = (size_t)(r0 + rs - pos);
+		p = rwc_get(x, gi, pos, write);
+		if (p) {
+			/* a hit: stable until unpinned (a zap waits) */
+			win = p->addr + (pos - r0);
+			if (write)
+				memcpy(win, buf + done, take);
+			else
+				memcpy(buf + done, win, take);
+			pte_unpin(gi, p);
+			done += take;
+			continue;
+		}
+		ret = vqf_dax_map_begin(&x->w, &gi->di, pos,
 					write ? VQF_DAX_MAP_WRITE : 0, &map);
 		if (ret)
 			return done ? (ssize_t)done : ret;
-		take = n - done < map.len ? n - done : (size_t)map.len;
+		win = x->base + map.moffset;
 		if (write)
-			memcpy(x->base + map.moffset, buf + done, take);
+			memcpy(win, buf + done, take);
 		else
-			memcpy(buf + done, x->base + map.moffset, take);
+			memcpy(buf + done, win, take);
+		rwc_install(x, gi, r0, &map, pos);
 		vqf_dax_map_end(&x->w, &map);
 		done += take;
 	}
@@ -515,11 +606,6 @@ struct gdax_vma *gdax_first_vma(struct gdax_inode *gi)
 	v = gi->vmas;
 	pthread_mutex_unlock(&gi->pt);
 	return v;
-}
-
-static bool pte_usable(const struct gdax_pte *p, u64 pos, bool write)
-{
-	return p->addr && pos < p->limit && (!write || p->writable);
 }
 
 /* Pin @p (pt held) and point @ref at file byte @pos. */
@@ -625,10 +711,7 @@ void gdax_put(struct gdax *x, struct gdax_vma *v, struct gdax_ref *ref)
 	(void)x;
 	if (!ref->pte)
 		return;
-	pthread_mutex_lock(&gi->pt);
-	if (!--ref->pte->pins && gi->waiters)
-		pthread_cond_broadcast(&gi->unpinned);
-	pthread_mutex_unlock(&gi->pt);
+	pte_unpin(gi, ref->pte);
 	ref->pte = NULL;
 }
 

@@ -22,6 +22,14 @@
  * fuse_dax_break_layouts) and wait for pins with L(i) dropped (as
  * fuse_wait_dax_page); the next access faults again.
  *
+ * read() and write() use the same entries: each inode has a small
+ * direct-mapped table of them (GDAX_RWC), filled after a copy that went
+ * through vqf_dax_map_begin() (installed under L shared, tried without
+ * blocking, while the range reference is still held), so the next copy
+ * in that range pins the entry under pt alone: one mutex instead of M,
+ * a tree lookup and W twice.  Unlike mmap's, these hits do not move the
+ * range in the busy LRU.
+ *
  * Locks per inode: M (rwlock, lib), L (rwlock: faults shared, reclaim
  * and truncation exclusive), pt (mutex: the inode's vmas, their entries
  * and pins; innermost after L, never held across a lib call).
@@ -90,6 +98,9 @@ struct gdax_ref {
 	struct gdax_pte *pte;
 };
 
+/* Entries of an inode's read()/write() cache: direct-mapped by range. */
+#define GDAX_RWC	8
+
 struct gdax_inode {
 	struct vqf_dax_inode di;
 	pthread_rwlock_t m;		/* M */
@@ -97,6 +108,12 @@ struct gdax_inode {
 	pthread_mutex_t pt;		/* vmas, entries, pins */
 	pthread_cond_t unpinned;	/* pt: a pin went */
 	struct gdax_vma *vmas;		/* pt */
+	/*
+	 * pt: read() and write() hits go through these entries without a
+	 * lib call (lookup, M, W twice); reclaim zaps them like a vma's.
+	 */
+	struct gdax_pte rwc[GDAX_RWC];
+	u64 rwc_r0[GDAX_RWC];		/* file offset of each entry's range */
 	u32 waiters;			/* pt: zaps waiting for pins */
 	u32 busy;			/* W: reclaimer's inode_get pins */
 	bool ready;			/* W to write */
