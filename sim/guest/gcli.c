@@ -1552,9 +1552,11 @@ static struct gdax_inode *dax_inode(struct vqf_gcli *c, u64 nodeid)
  * The size a DAX copy is bounded by: the last one the client knows, even
  * if its attributes expired (Linux's DAX read and write use i_size as is;
  * a GETATTR per 4 KiB would cost what DAX saves).  Fetched once if never
- * known.
+ * known.  With @gi, also the inode's DAX state (set up on first use), in
+ * the same trip through the client lock: this is the per-4 KiB path.
  */
-static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
+static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size,
+		    struct gdax_inode **gi)
 {
 	struct fuse_attr a;
 	struct ginode *i;
@@ -1566,6 +1568,11 @@ static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
 	known = i && i->ca.known;
 	if (known)
 		*size = i->ca.attr.size;
+	if (gi) {
+		if (i && !i->gdi.ready)
+			gdax_inode_init(&i->gdi, f->nodeid);
+		*gi = i ? &i->gdi : NULL;
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (known)
 		return 0;
@@ -1576,21 +1583,25 @@ static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size)
 }
 
 /* The copy itself, once the size allows it. */
-static ssize_t dax_copy(struct vqf_gcli *c, struct gfile *f, void *buf,
-			size_t n, off_t off, bool write)
+static ssize_t dax_copy(struct vqf_gcli *c, struct gfile *f,
+			struct gdax_inode *gi, void *buf, size_t n, off_t off,
+			bool write)
 {
-	struct gdax_inode *gi = dax_inode(c, f->nodeid);
 	ssize_t r;
 
 	if (!gi)
 		return -ESTALE;
 	r = gdax_copy(&c->dax, gi, f->fh, buf, n, (u64)off, write);
-	if (r > 0 && write) {
-		STAT_ADD(c, bytes_written, (u64)r);
-		STAT_ADD(c, dax_writes, 1);
-	} else if (r > 0) {
-		STAT_ADD(c, bytes_read, (u64)r);
-		STAT_ADD(c, dax_reads, 1);
+	if (r > 0) {
+		pthread_mutex_lock(&c->slock);
+		if (write) {
+			c->st.bytes_written += (u64)r;
+			c->st.dax_writes++;
+		} else {
+			c->st.bytes_read += (u64)r;
+			c->st.dax_reads++;
+		}
+		pthread_mutex_unlock(&c->slock);
 	}
 	return r;
 }
@@ -1599,17 +1610,18 @@ static ssize_t dax_copy(struct vqf_gcli *c, struct gfile *f, void *buf,
 static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 			 size_t n, off_t off)
 {
+	struct gdax_inode *gi;
 	u64 size;
 	int ret;
 
-	ret = dax_size(c, f, &size);
+	ret = dax_size(c, f, &size, &gi);
 	if (ret)
 		return ret;
 	if ((u64)off >= size || !n)
 		return 0;
 	if (n > size - (u64)off)
 		n = (size_t)(size - (u64)off);
-	return dax_copy(c, f, buf, n, off, false);
+	return dax_copy(c, f, gi, buf, n, off, false);
 }
 
 /*
@@ -1620,11 +1632,11 @@ static ssize_t dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
  * writes go through the window.  A size we cannot learn: WRITE too.
  */
 static bool dax_grows(struct vqf_gcli *c, struct gfile *f, size_t n,
-		      off_t off)
+		      off_t off, struct gdax_inode **gi)
 {
 	u64 size;
 
-	return dax_size(c, f, &size) || (u64)off + n > size;
+	return dax_size(c, f, &size, gi) || (u64)off + n > size;
 }
 
 /* fuse_write_update_attr(): the size a WRITE that grew the file made. */
@@ -1646,7 +1658,7 @@ static int dax_isize(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size)
 					     offsetof(struct ginode, gdi));
 	struct gfile f = { .nodeid = i->nodeid, .fh = fh };
 
-	return dax_size(ctx, &f, size);
+	return dax_size(ctx, &f, size, NULL);
 }
 
 /*
@@ -2053,6 +2065,7 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 			 const void *buf, size_t n, off_t off)
 {
 	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
+	struct gdax_inode *gi;
 	size_t done = 0;
 	u8 *page;
 
@@ -2064,8 +2077,8 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 		return -EINVAL;
 	if (!n)
 		return 0;
-	if (c->dax_on && !dax_grows(c, f, n, off))
-		return dax_copy(c, f, (void *)buf, n, off, true);
+	if (c->dax_on && !dax_grows(c, f, n, off, &gi))
+		return dax_copy(c, f, gi, (void *)buf, n, off, true);
 	if (writeback(c))
 		return wb_write(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
