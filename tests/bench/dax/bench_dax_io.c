@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -194,42 +195,145 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 	return ret;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The per-read cost without memory bandwidth or first-touch faults: 4 KiB
+ * reads cycling over a 64 KiB file that is cached (host page cache) and
+ * mapped (DAX window); ns per read.  Returns 0 or -errno.
+ */
+#define HOT_FILE	(64 * 1024)
+static int hot(const char *dir, int st, double *ns)
+{
+	unsigned int i, n = st == ST_FUSE ? 20000 : 400000;
+	struct vqf_sim_cfg sc = { 0 };
+	struct vqf_gcli_map *m = NULL;
+	struct vqf_sim *s = NULL;
+	struct vqf_gcli *c = NULL;
+	char path[128], buf[4096];
+	double t0 = 0;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/hot", dir);
+	fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	memset(buf, 'h', sizeof(buf));
+	for (i = 0; i < HOT_FILE / sizeof(buf); i++)
+		if (pwrite(fd, buf, sizeof(buf), i * sizeof(buf)) < 0)
+			ret = -errno;
+	if (st != ST_NATIVE) {
+		close(fd);
+		sc.shared = dir;
+		sc.inline_kick = true;
+		sc.ram = 64ull << 20;
+		if (st != ST_FUSE) {
+			sc.dax_guest = true;
+			sc.dax_window = 4ull << 20;
+		}
+		ret = vqf_sim_new(&sc, &s);
+		if (ret)
+			goto out;
+		c = vqf_sim_cli(s);
+		fd = vqf_gcli_open(c, "hot", O_RDWR, 0);
+		if (fd < 0) {
+			ret = fd;
+			goto out;
+		}
+		if (st == ST_DAXMM)
+			ret = vqf_gcli_mmap(c, fd, 0, HOT_FILE, PROT_READ, &m);
+	}
+	for (i = 0; i < 2 * n && !ret; i++) {
+		off_t off = (off_t)(i % (HOT_FILE / sizeof(buf))) * 4096;
+		ssize_t r;
+
+		if (i == n)	/* the first half warms up */
+			t0 = now_s();
+		if (st == ST_NATIVE) {
+			r = pread(fd, buf, sizeof(buf), off);
+		} else if (st == ST_DAXMM) {
+			struct vqf_gcli_mref ref;
+
+			r = vqf_gcli_mmap_get(c, m, (size_t)off, false, &ref);
+			if (!r) {
+				memcpy(buf, ref.addr, sizeof(buf));
+				vqf_gcli_mmap_put(c, m, &ref);
+				r = sizeof(buf);
+			}
+		} else {
+			r = vqf_gcli_pread(c, fd, buf, sizeof(buf), off);
+		}
+		if (r != (ssize_t)sizeof(buf))
+			ret = r < 0 ? (int)r : -EIO;
+	}
+	*ns = ret ? 0 : (now_s() - t0) * 1e9 / n;
+out:
+	if (m)
+		vqf_gcli_munmap(c, m);
+	if (s) {
+		if (fd >= 0)
+			vqf_gcli_close(c, fd);
+		vqf_sim_free(s);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	unlink(path);
+	return ret;
+}
+
+/* Whether @name is in the comma list @list (NULL: everything is). */
+static bool listed(const char *list, const char *name)
+{
+	size_t l = strlen(name);
+
+	if (!list)
+		return true;
+	while (list) {
+		if (!strncmp(list, name, l) && (list[l] == ',' || !list[l]))
+			return true;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long size = 256ull << 20;
 	struct cell t[NK][ST_NR];
 	char dir[] = "/tmp/vqf-bench-dax-XXXXXX";
 	unsigned int k;
-	bool want[ST_NR];
-	const char *only = NULL;
+	bool want[ST_NR], kwant[NK];
+	const char *only = NULL, *konly = NULL;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:k:h")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
 		} else if (opt == 't') {
 			only = optarg;
+		} else if (opt == 'k') {
+			konly = optarg;
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
-				"[-t STACK,...] (default 256 MiB, at least "
-				"1 MiB; stacks native,fuse,dax,dax-mm,"
-				"dax-rc)\n");
+				"[-t STACK,...] [-k WORKLOAD,...] (default "
+				"256 MiB, at least 1 MiB; stacks native,fuse,"
+				"dax,dax-mm,dax-rc; workloads seqread,"
+				"randread,seqwrite,randwrite)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	for (st = 0; st < ST_NR; st++) {
-		const char *p = only;
-		size_t l = strlen(st_name[st]);
-
-		want[st] = !only;
-		while (p && *p) {
-			if (!strncmp(p, st_name[st], l) &&
-			    (p[l] == ',' || !p[l]))
-				want[st] = true;
-			p = strchr(p, ',');
-			p = p ? p + 1 : NULL;
-		}
-	}
+	for (st = 0; st < ST_NR; st++)
+		want[st] = listed(only, st_name[st]);
+	for (k = 0; k < NK; k++)
+		kwant[k] = listed(konly, vqf_wl_kind_name(kinds[k]));
 	if (!mkdtemp(dir)) {
 		perror("bench-dax: mkdtemp");
 		return 1;
@@ -237,7 +341,7 @@ int main(int argc, char **argv)
 	memset(t, 0, sizeof(t));
 	for (k = 0; k < NK; k++)
 		for (st = 0; st < ST_NR; st++)
-			if (want[st] && run(dir, st, kinds[k], size,
+			if (want[st] && kwant[k] && run(dir, st, kinds[k], size,
 					    &t[k][st]))
 				goto out;
 	printf("4 KiB I/O on a %llu MiB file; MB/s (FUSE requests per MB, "
@@ -248,6 +352,8 @@ int main(int argc, char **argv)
 	printf(" %9s %10s %13s\n", "dax/fuse", "native/dax",
 	       "native/dax-mm");
 	for (k = 0; k < NK; k++) {
+		if (!kwant[k])
+			continue;
 		printf("%-10s", vqf_wl_kind_name(kinds[k]));
 		for (st = 0; st < ST_NR; st++) {
 			char cell[64];
@@ -269,6 +375,19 @@ int main(int argc, char **argv)
 		       t[k][ST_DAXMM].mbs ? t[k][ST_NATIVE].mbs /
 		       t[k][ST_DAXMM].mbs : 0);
 	}
+	printf("\nhot 4 KiB reads (64 KiB file, cached and mapped), "
+	       "ns per read:");
+	for (st = 0; st < ST_NR; st++) {
+		double ns = 0;
+
+		if (st == ST_DAXRC || !want[st])
+			continue;
+		if (hot(dir, st, &ns))
+			fprintf(stderr, "bench-dax: hot %s failed\n",
+				st_name[st]);
+		printf(" %s %.0f", st_name[st], ns);
+	}
+	printf("\n");
 out:
 	rmdir(dir);
 	return 0;
