@@ -159,9 +159,9 @@ static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
 					busy = true;
 			}
 		}
-		for (k = 0; k < GDAX_RWC; k++) {
-			struct gdax_pte *p = &gi->rwc[k];
-			u64 r0 = gi->rwc_r0[k];
+		for (k = 0; gi->rwc && k < x->rwc_n; k++) {
+			struct gdax_pte *p = &gi->rwc[k].e;
+			u64 r0 = gi->rwc[k].r0;
 
 			if (r0 >= end || r0 + vqf_dax_range_size(&x->w) <= start)
 				continue;
@@ -321,6 +321,8 @@ int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
 	x->call = call;
 	x->isize = isize;
 	x->ctx = ctx;
+	for (x->rwc_n = 1; x->rwc_n < nr && x->rwc_n < GDAX_RWC;)
+		x->rwc_n <<= 1;
 	pthread_mutex_init(&x->wlock, NULL);
 	pthread_cond_init(&x->free_cond, NULL);
 	pthread_cond_init(&x->idle_cond, NULL);
@@ -370,8 +372,7 @@ void gdax_inode_init(struct gdax_inode *gi, u64 nodeid)
 	pthread_mutex_init(&gi->pt, NULL);
 	pthread_cond_init(&gi->unpinned, NULL);
 	gi->vmas = NULL;
-	memset(gi->rwc, 0, sizeof(gi->rwc));
-	memset(gi->rwc_r0, 0, sizeof(gi->rwc_r0));
+	gi->rwc = NULL;
 	gi->waiters = 0;
 	gi->busy = 0;
 	gi->ready = true;
@@ -404,6 +405,8 @@ long gdax_inode_evict(struct gdax *x, struct gdax_inode *gi)
 		ret = vqf_dax_inode_evict(&x->w, &gi->di, &one, 1);
 	}
 	free(scratch);
+	free(gi->rwc);
+	gi->rwc = NULL;
 	pthread_rwlock_destroy(&gi->m);
 	pthread_rwlock_destroy(&gi->l);
 	pthread_mutex_destroy(&gi->pt);
@@ -435,17 +438,20 @@ static void pte_unpin(struct gdax_inode *gi, struct gdax_pte *p)
 static void rwc_install(struct gdax *x, struct gdax_inode *gi, u64 r0,
 			const struct vqf_dax_map *map, u64 pos)
 {
-	u32 k = (u32)(r0 >> x->w.range_shift) & (GDAX_RWC - 1);
-	struct gdax_pte *p = &gi->rwc[k];
+	u32 k = (u32)(r0 >> x->w.range_shift) & (x->rwc_n - 1);
+	struct gdax_pte *p;
 
 	if (pthread_rwlock_tryrdlock(&gi->l))
 		return;
 	pthread_mutex_lock(&gi->pt);
-	if (!p->pins) {
+	if (!gi->rwc)
+		gi->rwc = calloc(x->rwc_n, sizeof(*gi->rwc));
+	p = gi->rwc ? &gi->rwc[k].e : NULL;
+	if (p && !p->pins) {
 		p->addr = x->base + map->moffset - (pos - r0);
 		p->limit = r0 + vqf_dax_range_size(&x->w);
 		p->writable = map->writable;
-		gi->rwc_r0[k] = r0;
+		gi->rwc[k].r0 = r0;
 	}
 	pthread_mutex_unlock(&gi->pt);
 	pthread_rwlock_unlock(&gi->l);
@@ -456,14 +462,15 @@ static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
 				u64 pos, bool write)
 {
 	u64 r0 = pos & ~(vqf_dax_range_size(&x->w) - 1);
-	u32 k = (u32)(r0 >> x->w.range_shift) & (GDAX_RWC - 1);
-	struct gdax_pte *p = &gi->rwc[k];
+	u32 k = (u32)(r0 >> x->w.range_shift) & (x->rwc_n - 1);
+	struct gdax_pte *p = NULL;
 
 	pthread_mutex_lock(&gi->pt);
-	if (gi->rwc_r0[k] == r0 && pte_usable(p, pos, write))
+	if (gi->rwc && gi->rwc[k].r0 == r0 &&
+	    pte_usable(&gi->rwc[k].e, pos, write)) {
+		p = &gi->rwc[k].e;
 		p->pins++;
-	else
-		p = NULL;
+	}
 	pthread_mutex_unlock(&gi->pt);
 	return p;
 }

@@ -25,7 +25,7 @@
  * read() and write() use the same entries: each inode has a small
  * direct-mapped table of them (GDAX_RWC), filled after a copy that went
  * through vqf_dax_map_begin() (installed under L shared, tried without
- * blocking, while the range reference is still held), so the next copy
+ * blocking, while the range reference is still held; x->rwc_n entries), so the next copy
  * in that range pins the entry under pt alone: one mutex instead of M,
  * a tree lookup and W twice.  Unlike mmap's, these hits do not move the
  * range in the busy LRU.
@@ -67,6 +67,7 @@ struct gdax {
 	/* The size a fault is bounded by (the client's i_size). */
 	int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size);
 	void *ctx;
+	u32 rwc_n;			/* entries per inode read/write cache */
 	pthread_mutex_t slock;		/* mm */
 	struct vqf_gcli_mm_stats mm;
 };
@@ -98,8 +99,16 @@ struct gdax_ref {
 	struct gdax_pte *pte;
 };
 
-/* Entries of an inode's read()/write() cache: direct-mapped by range. */
-#define GDAX_RWC	8
+/*
+ * An inode's read()/write() cache: entries direct-mapped by range index,
+ * as many as the window has ranges (a power of two, at most GDAX_RWC).
+ */
+#define GDAX_RWC	256
+
+struct gdax_rwe {
+	struct gdax_pte e;
+	u64 r0;			/* file offset of the entry's range */
+};
 
 struct gdax_inode {
 	struct vqf_dax_inode di;
@@ -112,8 +121,7 @@ struct gdax_inode {
 	 * pt: read() and write() hits go through these entries without a
 	 * lib call (lookup, M, W twice); reclaim zaps them like a vma's.
 	 */
-	struct gdax_pte rwc[GDAX_RWC];
-	u64 rwc_r0[GDAX_RWC];		/* file offset of each entry's range */
+	struct gdax_rwe *rwc;		/* pt; allocated at the first install */
 	u32 waiters;			/* pt: zaps waiting for pins */
 	u32 busy;			/* W: reclaimer's inode_get pins */
 	bool ready;			/* W to write */
