@@ -130,19 +130,16 @@ static unsigned long long pow2_at_least(unsigned long long v)
 	return p;
 }
 
-static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
-	       struct cell *c)
+/* Stack @st over @dir for a file of @size bytes: *@s (NULL for native). */
+static int stack_open(const char *dir, int st, u64 size, struct vqf_sim **s,
+		      struct vqf_wl_fs *fs)
 {
-	struct vqf_wl_cfg wl = { .kind = kind, .size = size, .bs = 4096 };
 	struct vqf_sim_cfg sc = { 0 };
-	struct vqf_wl_result res;
-	struct vqf_dax_stats ds = { 0 };
-	struct vqf_sim *s = NULL;
-	struct vqf_wl_fs fs;
 	int ret;
 
+	*s = NULL;
 	if (st == ST_NATIVE) {
-		ret = vqf_wl_posix_open(dir, &fs);
+		ret = vqf_wl_posix_open(dir, fs);
 	} else {
 		sc.shared = dir;
 		sc.inline_kick = true;
@@ -156,9 +153,9 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 			if (st == ST_DAXRC)
 				sc.dax_window /= 8;
 		}
-		ret = vqf_sim_new(&sc, &s);
+		ret = vqf_sim_new(&sc, s);
 		if (!ret)
-			vqf_wl_sim_fs(s, st_name[st], &fs);
+			vqf_wl_sim_fs(*s, st_name[st], fs);
 	}
 	if (ret) {
 		fprintf(stderr, "bench-dax: %s: %s\n", st_name[st],
@@ -167,12 +164,44 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 	}
 	if (st == ST_DAXMM) {
 		mm_len = 2 * pow2_at_least(size);
-		mm_base = fs;
-		fs.open = mm_open;
-		fs.close = mm_close;
-		fs.pread = mm_pread;
-		fs.pwrite = mm_pwrite;
+		mm_base = *fs;
+		fs->open = mm_open;
+		fs->close = mm_close;
+		fs->pread = mm_pread;
+		fs->pwrite = mm_pwrite;
 	}
+	return 0;
+}
+
+static unsigned long long reclaimed(struct vqf_sim *s)
+{
+	struct vqf_dax_stats ds = { 0 };
+
+	if (s)
+		vqf_gcli_get_dax_stats(vqf_sim_cli(s), &ds);
+	return ds.reclaimed_bg + ds.reclaimed_direct;
+}
+
+static void stack_close(struct vqf_sim *s, struct vqf_wl_fs *fs)
+{
+	if (s)
+		vqf_sim_free(s);
+	else
+		vqf_wl_posix_close(fs);
+}
+
+static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
+	       struct cell *c)
+{
+	struct vqf_wl_cfg wl = { .kind = kind, .size = size, .bs = 4096 };
+	struct vqf_wl_result res;
+	struct vqf_sim *s;
+	struct vqf_wl_fs fs;
+	int ret;
+
+	ret = stack_open(dir, st, size, &s, &fs);
+	if (ret)
+		return ret;
 	ret = vqf_wl_run(&fs, &wl, &res);
 	if (!ret) {
 		const struct vqf_wl_phase *p = &res.phase[res.nphases - 1];
@@ -185,13 +214,80 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 		fprintf(stderr, "bench-dax: %s: %s\n", st_name[st],
 			res.errmsg);
 	}
-	if (s) {
-		vqf_gcli_get_dax_stats(vqf_sim_cli(s), &ds);
-		c->reclaimed = ds.reclaimed_bg + ds.reclaimed_direct;
-		vqf_sim_free(s);
-	} else {
-		vqf_wl_posix_close(&fs);
+	c->reclaimed = reclaimed(s);
+	stack_close(s, &fs);
+	return ret;
+}
+
+static double now_s(void);
+
+/*
+ * Reads of mapped data, the issue's goal: the file (written on the host)
+ * is read once in 4 KiB blocks, sequentially or in a random order, to map
+ * it (DAX), fill the page cache (native, FUSE) or fault the window in;
+ * the second pass is measured.
+ */
+static int warm(const char *dir, int st, bool rnd, u64 size, struct cell *c)
+{
+	u64 nb = size / 4096, b, seed = 0x9e3779b97f4a7c15ull;
+	struct vqf_wl_counters c0 = { 0 }, c1 = { 0 };
+	unsigned long long r0;
+	u32 *perm = malloc(nb * sizeof(*perm));
+	char buf[4096];
+	struct vqf_sim *s;
+	struct vqf_wl_fs fs;
+	double t0 = 0, mb;
+	int fd, pass, ret;
+
+	if (!perm)
+		return -ENOMEM;
+	for (b = 0; b < nb; b++)
+		perm[b] = (u32)b;
+	for (b = nb - 1; rnd && b > 0; b--) {
+		u64 k, t;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = seed % (b + 1);
+		t = perm[b];
+		perm[b] = perm[k];
+		perm[k] = (u32)t;
 	}
+	ret = stack_open(dir, st, size, &s, &fs);
+	if (ret) {
+		free(perm);
+		return ret;
+	}
+	fd = fs.open(fs.ctx, "warm.dat", O_RDWR, 0);
+	ret = fd < 0 ? fd : 0;
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		if (pass) {
+			r0 = reclaimed(s);
+			if (fs.counters)
+				fs.counters(fs.ctx, &c0);
+			t0 = now_s();
+		}
+		for (b = 0; b < nb && !ret; b++)
+			if (fs.pread(fs.ctx, fd, buf, sizeof(buf),
+				     (off_t)perm[b] * 4096) != sizeof(buf))
+				ret = -EIO;
+	}
+	if (!ret) {
+		mb = (double)nb * 4096 / 1e6;
+		c->mbs = mb / (now_s() - t0);
+		if (fs.counters)
+			fs.counters(fs.ctx, &c1);
+		c->req_per_mb = (double)(c1.requests - c0.requests) / mb;
+		c->reclaimed = reclaimed(s) - r0;
+	}
+	if (fd >= 0)
+		fs.close(fs.ctx, fd);
+	stack_close(s, &fs);
+	free(perm);
+	if (ret)
+		fprintf(stderr, "bench-dax: %s: warm read: %s\n",
+			st_name[st], strerror(-ret));
 	return ret;
 }
 
@@ -287,6 +383,65 @@ out:
 	return ret;
 }
 
+static void print_row(const char *name, struct cell *row, const bool *want)
+{
+	int st;
+
+	printf("%-10s", name);
+	for (st = 0; st < ST_NR; st++) {
+		char cell[64];
+
+		if (want[st])
+			snprintf(cell, sizeof(cell), "%.0f (%.1f, %llu)",
+				 row[st].mbs, row[st].req_per_mb,
+				 row[st].reclaimed);
+		else
+			snprintf(cell, sizeof(cell), "-");
+		printf(" %24s", cell);
+	}
+	printf(" %9.2f %10.2f %13.2f\n",
+	       row[ST_FUSE].mbs ? row[ST_DAX].mbs / row[ST_FUSE].mbs : 0,
+	       row[ST_DAX].mbs ? row[ST_NATIVE].mbs / row[ST_DAX].mbs : 0,
+	       row[ST_DAXMM].mbs ? row[ST_NATIVE].mbs / row[ST_DAXMM].mbs :
+	       0);
+}
+
+/* The second pass of reads over a file written on the host. */
+static int warm_rows(const char *dir, u64 size, const bool *want)
+{
+	static const char *const name[2] = { "seqread2", "randread2" };
+	struct cell row[ST_NR];
+	char path[128];
+	int st, r, ret = 0;
+	char *blk;
+
+	snprintf(path, sizeof(path), "%s/warm.dat", dir);
+	blk = malloc(1 << 20);
+	r = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (!blk || r < 0) {
+		free(blk);
+		return -ENOMEM;
+	}
+	memset(blk, 'w', 1 << 20);
+	for (u64 off = 0; off < size && !ret; off += 1 << 20)
+		if (pwrite(r, blk, 1 << 20, (off_t)off) != 1 << 20)
+			ret = -EIO;
+	close(r);
+	free(blk);
+	printf("second pass over a file written on the host (mapped data):"
+	       "\n");
+	for (r = 0; r < 2 && !ret; r++) {
+		memset(row, 0, sizeof(row));
+		for (st = 0; st < ST_NR && !ret; st++)
+			if (want[st])
+				ret = warm(dir, st, r, size, &row[st]);
+		if (!ret)
+			print_row(name[r], row, want);
+	}
+	unlink(path);
+	return ret;
+}
+
 /* Whether @name is in the comma list @list (NULL: everything is). */
 static bool listed(const char *list, const char *name)
 {
@@ -351,30 +506,11 @@ int main(int argc, char **argv)
 		printf(" %24s", st_name[st]);
 	printf(" %9s %10s %13s\n", "dax/fuse", "native/dax",
 	       "native/dax-mm");
-	for (k = 0; k < NK; k++) {
-		if (!kwant[k])
-			continue;
-		printf("%-10s", vqf_wl_kind_name(kinds[k]));
-		for (st = 0; st < ST_NR; st++) {
-			char cell[64];
-
-			if (want[st])
-				snprintf(cell, sizeof(cell),
-					 "%.0f (%.1f, %llu)", t[k][st].mbs,
-					 t[k][st].req_per_mb,
-					 t[k][st].reclaimed);
-			else
-				snprintf(cell, sizeof(cell), "-");
-			printf(" %24s", cell);
-		}
-		printf(" %9.2f %10.2f %13.2f\n",
-		       t[k][ST_FUSE].mbs ? t[k][ST_DAX].mbs /
-		       t[k][ST_FUSE].mbs : 0,
-		       t[k][ST_DAX].mbs ? t[k][ST_NATIVE].mbs /
-		       t[k][ST_DAX].mbs : 0,
-		       t[k][ST_DAXMM].mbs ? t[k][ST_NATIVE].mbs /
-		       t[k][ST_DAXMM].mbs : 0);
-	}
+	for (k = 0; k < NK; k++)
+		if (kwant[k])
+			print_row(vqf_wl_kind_name(kinds[k]), t[k], want);
+	if (warm_rows(dir, size, want))
+		goto out;
 	printf("\nhot 4 KiB reads (64 KiB file, cached and mapped), "
 	       "ns per read:");
 	for (st = 0; st < ST_NR; st++) {
