@@ -163,7 +163,8 @@ static void zap_range(struct gdax *x, struct gdax_inode *gi, u64 start,
 			struct gdax_pte *p = &gi->rwc[k].e;
 			u64 r0 = gi->rwc[k].r0;
 
-			if (r0 >= end || r0 + vqf_dax_range_size(&x->w) <= start)
+			if (r0 >= end || r0 + (1ULL << x->w.range_shift) <=
+			    start)
 				continue;
 			if (p->addr) {
 				p->addr = NULL;

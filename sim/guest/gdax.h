@@ -22,13 +22,14 @@
  * fuse_dax_break_layouts) and wait for pins with L(i) dropped (as
  * fuse_wait_dax_page); the next access faults again.
  *
- * read() and write() use the same entries: each inode has a small
- * direct-mapped table of them (GDAX_RWC), filled after a copy that went
+ * read() and write() use the same entries: each inode has a table of
+ * them direct-mapped by range index (x->rwc_n entries, as many as the
+ * window has ranges, at most GDAX_RWC), filled after a copy that went
  * through vqf_dax_map_begin() (installed under L shared, tried without
- * blocking, while the range reference is still held; x->rwc_n entries), so the next copy
+ * blocking, while the range reference is still held), so the next copy
  * in that range pins the entry under pt alone: one mutex instead of M,
- * a tree lookup and W twice.  Unlike mmap's, these hits do not move the
- * range in the busy LRU.
+ * a tree lookup and W twice.  Unlike the reference, these hits do not
+ * move the range in the busy LRU (nor do mmap accesses, as upstream).
  *
  * Locks per inode: M (rwlock, lib), L (rwlock: faults shared, reclaim
  * and truncation exclusive), pt (mutex: the inode's vmas, their entries

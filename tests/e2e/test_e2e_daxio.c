@@ -3,7 +3,8 @@
  * test_e2e_daxio.c - the guest client's DAX path: file data read and
  * written through the device's cache window (lib/vqf_dax allocator,
  * SETUPMAPPING/REMOVEMAPPING), with no READ or WRITE request, checked
- * against the host file byte for byte; growing writes are WRITE requests; a window smaller than the file forces reclaim; truncation
+ * against the host file byte for byte; growing writes are WRITE
+ * requests; a window smaller than the file forces reclaim; truncation
  * removes mappings.
  */
 #include "e2e.h"
