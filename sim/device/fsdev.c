@@ -515,6 +515,23 @@ unsigned int vqf_fsdev_queue_max(const struct vqf_fsdev *d, unsigned int idx)
 	return idx < d->nq ? d->cfg.queue_size_max : 0;
 }
 
+/* vqf_fsdev_set_queue()'s checks but the state's (d->lock held). */
+static int check_queue(const struct vqf_fsdev *d, unsigned int idx,
+		       unsigned int num, const struct vqf_vring_addr *addr,
+		       int kick_fd, int call_fd)
+{
+	if (idx >= d->nq)
+		return -ENOENT;
+	if (!num || (num & (num - 1)) || num > d->cfg.queue_size_max ||
+	    kick_fd < 0 || call_fd < 0 || !addr)
+		return -EINVAL;
+	if (!vqf_gmem_ptr(d->mem, addr->desc, vqf_vring_desc_bytes(num)) ||
+	    !vqf_gmem_ptr(d->mem, addr->avail, vqf_vring_avail_bytes(num)) ||
+	    !vqf_gmem_ptr(d->mem, addr->used, vqf_vring_used_bytes(num)))
+		return -EFAULT;
+	return 0;
+}
+
 int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 			unsigned int num, const struct vqf_vring_addr *addr,
 			int kick_fd, int call_fd)
@@ -525,16 +542,8 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 	if (!(d->status & VQF_S_FEATURES_OK) ||
 	    (d->status & VQF_S_DRIVER_OK))
 		ret = -EPERM;
-	else if (idx >= d->nq)
-		ret = -ENOENT;
-	else if (!num || (num & (num - 1)) || num > d->cfg.queue_size_max ||
-		 kick_fd < 0 || call_fd < 0 || !addr)
-		ret = -EINVAL;
-	else if (!vqf_gmem_ptr(d->mem, addr->desc, vqf_vring_desc_bytes(num)) ||
-		 !vqf_gmem_ptr(d->mem, addr->avail,
-			       vqf_vring_avail_bytes(num)) ||
-		 !vqf_gmem_ptr(d->mem, addr->used, vqf_vring_used_bytes(num)))
-		ret = -EFAULT;
+	else
+		ret = check_queue(d, idx, num, addr, kick_fd, call_fd);
 	if (!ret) {
 		struct fsq *q = &d->q[idx];
 
@@ -566,6 +575,53 @@ int vqf_fsdev_set_queue_base(struct vqf_fsdev *d, unsigned int idx,
 		d->q[idx].base_used = used;
 	}
 	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+static void *queue_main(void *arg);
+static int queue_ring(struct vqf_fsdev *d, struct fsq *q);
+
+int vqf_fsdev_add_queue(struct vqf_fsdev *d, unsigned int idx,
+			unsigned int num, const struct vqf_vring_addr *addr,
+			int kick_fd, int call_fd, u16 last_avail, u16 used)
+{
+	struct fsq *q;
+	int ret;
+
+	if (idx >= FSDEV_MAX_QUEUES)
+		return -ENOENT;
+	q = &d->q[idx];
+	/* pop_lock before d->lock, as stop_all() takes them. */
+	pthread_mutex_lock(&q->pop_lock);
+	pthread_mutex_lock(&d->lock);
+	ret = check_queue(d, idx, num, addr, kick_fd, call_fd);
+	if (!ret && (!(d->status & VQF_S_DRIVER_OK) || d->stopping ||
+		     q->set))
+		ret = -EPERM;
+	if (ret) {
+		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_unlock(&q->pop_lock);
+		return ret;
+	}
+	q->num = num;
+	q->addr = *addr;
+	q->kick_fd = kick_fd;
+	q->call_fd = call_fd;
+	q->base_avail = last_avail;
+	q->base_used = used;
+	ret = queue_ring(d, q);
+	if (!ret && !(d->cfg.inline_kick && !q->notif)) {
+		if (pthread_create(&q->thr, NULL, queue_main, q)) {
+			vqf_vring_dev_destroy(q->vr);
+			q->vr = NULL;
+			ret = -EIO;
+		} else {
+			q->running = true;
+		}
+	}
+	q->set = !ret;
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&q->pop_lock);
 	return ret;
 }
 
@@ -1557,41 +1613,41 @@ static void reset(struct vqf_fsdev *d)
 	dax_reset(d);
 }
 
+/* Queue @q's device half from its description (d->lock held). */
+static int queue_ring(struct vqf_fsdev *d, struct fsq *q)
+{
+	struct vqf_vring_dev_cfg vc = {
+		.num = q->num,
+		.features = d->features & VQF_VRING_FEATURES,
+		.addr = q->addr,
+		.mem = d->mem,
+		.last_avail_idx = q->base_avail,
+		.used_idx = q->base_used,
+		.stats = &q->vs,
+	};
+
+	q->hiprio = q->idx == 0;
+	q->notif = has_notif(d) && q->idx == 1;
+	q->seg_cap = q->num + 16 < FSDEV_SEG_CAP ? q->num + 16 :
+		     FSDEV_SEG_CAP;
+	q->seq = q->rolled = q->releases = 0;
+	q->popped = q->base_avail;
+	q->stall_left = q->fill_want = q->fill_ticks_left = 0;
+	q->deferred = q->dup_done = q->call_owed = false;
+	q->avail_idx = vqf_gmem_ptr(d->mem, q->addr.avail + 2, 2);
+	memset(&q->vs, 0, sizeof(q->vs));
+	return vqf_vring_dev_create(&vc, &q->vr) ? -EIO : 0;
+}
+
 static int start(struct vqf_fsdev *d)
 {
 	unsigned int i, first = vqf_fsdev_first_request_queue(d);
-	int ret;
 
 	if (!d->q[0].set || !d->q[first].set)
 		return -EINVAL;
-	for (i = 0; i < d->nq; i++) {
-		struct fsq *q = &d->q[i];
-		struct vqf_vring_dev_cfg vc = {
-			.num = q->num,
-			.features = d->features & VQF_VRING_FEATURES,
-			.addr = q->addr,
-			.mem = d->mem,
-			.last_avail_idx = q->base_avail,
-			.used_idx = q->base_used,
-			.stats = &q->vs,
-		};
-
-		if (!q->set)
-			continue;
-		q->hiprio = i == 0;
-		q->notif = has_notif(d) && i == 1;
-		q->seg_cap = q->num + 16 < FSDEV_SEG_CAP ? q->num + 16 :
-			     FSDEV_SEG_CAP;
-		q->seq = q->rolled = q->releases = 0;
-		q->popped = q->base_avail;
-		q->stall_left = q->fill_want = q->fill_ticks_left = 0;
-		q->deferred = q->dup_done = q->call_owed = false;
-		q->avail_idx = vqf_gmem_ptr(d->mem, q->addr.avail + 2, 2);
-		memset(&q->vs, 0, sizeof(q->vs));
-		ret = vqf_vring_dev_create(&vc, &q->vr);
-		if (ret)
+	for (i = 0; i < d->nq; i++)
+		if (d->q[i].set && queue_ring(d, &d->q[i]))
 			return -EIO;
-	}
 	d->workers = calloc(d->cfg.threads ? d->cfg.threads : 1,
 			    sizeof(pthread_t));
 	if (!d->workers)

@@ -251,6 +251,18 @@ int vqf_fsdev_set_queue_base(struct vqf_fsdev *d, unsigned int idx,
 			     u16 last_avail, u16 used);
 
 /*
+ * Starts queue @idx on a running device (DRIVER_OK), as vhost-user starts
+ * rings one by one: the arguments of vqf_fsdev_set_queue() and
+ * vqf_fsdev_set_queue_base() in one call.  The other queues carry on.
+ * Returns 0; -EPERM when the device is not running or the queue already
+ * is; -ENOENT, -EINVAL, -EFAULT as vqf_fsdev_set_queue(); -EIO when its
+ * thread could not be started.
+ */
+int vqf_fsdev_add_queue(struct vqf_fsdev *d, unsigned int idx,
+			unsigned int num, const struct vqf_vring_addr *addr,
+			int kick_fd, int call_fd, u16 last_avail, u16 used);
+
+/*
  * The avail index queue @idx would resume at: its base plus the chains
  * popped since DRIVER_OK (vhost-user's GET_VRING_BASE).  Meaningful while
  * the queue's thread is not running, i.e. after a reset, where it stays
