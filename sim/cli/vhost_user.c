@@ -229,8 +229,8 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 	fprintf(stderr, "%s: vhost-user: %llu messages, %llu refused "
 		"(header %llu, unsupported %llu, size %llu, fds %llu+%llu, "
 		"index %llu, value %llu, align %llu, regions %llu, "
-		"ring outside memory %llu), %llu starts, %llu stops "
-		"(%llu live)\n", vqf_cli_prog,
+		"ring outside memory %llu), %llu starts (%llu rings added), "
+		"%llu stops (%llu live)\n", vqf_cli_prog,
 		(unsigned long long)s.msgs, (unsigned long long)s.refused,
 		(unsigned long long)s.bad_header,
 		(unsigned long long)s.unsupported,
@@ -245,7 +245,8 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 				     s.region_file + s.region_fd +
 				     s.mmap_failed),
 		(unsigned long long)s.ring_fault,
-		(unsigned long long)s.starts, (unsigned long long)s.stops,
+		(unsigned long long)s.starts,
+		(unsigned long long)s.ring_adds, (unsigned long long)s.stops,
 		(unsigned long long)s.live_changes);
 	fprintf(stderr, "%s: requests per queue:", vqf_cli_prog);
 	for (i = 0; i < nq; i++)

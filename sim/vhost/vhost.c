@@ -54,7 +54,6 @@ struct vqf_vhost {
 	u64 protocol;
 	unsigned int nq;	/* rings: 1 + request queues */
 	bool running;
-	bool restart;		/* stopped by a live change: start at once */
 	struct vhring ring[VQF_VHOST_MAX_QUEUES];
 
 	pthread_mutex_t slock;
@@ -328,7 +327,6 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 		r->running = false;
 	}
 	vh->running = false;
-	vh->restart = live;
 	STAT_INC(vh, stops);
 	if (live)
 		STAT_INC(vh, live_changes);
@@ -341,6 +339,43 @@ static u16 used_idx(const struct vqf_vhost *vh, u64 used_gpa)
 	const __le16 *p = vqf_gmem_ptr(&vh->mem, used_gpa + 2, 2);
 
 	return p ? le16_to_cpu(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+}
+
+/* Ring @r's guest addresses.  Checked when they came, but the memory
+ * table may be new since.
+ */
+static int ring_gpa(const struct vqf_vhost *vh, const struct vhring *r,
+		    struct vqf_vring_addr *a)
+{
+	if (!ua_to_gpa(vh, r->ua.desc, vqf_vring_desc_bytes(r->num),
+		       &a->desc) ||
+	    !ua_to_gpa(vh, r->ua.avail, vqf_vring_avail_bytes(r->num),
+		       &a->avail) ||
+	    !ua_to_gpa(vh, r->ua.used, vqf_vring_used_bytes(r->num),
+		       &a->used))
+		return -EFAULT;
+	return 0;
+}
+
+/* Ring @i joins the running device; the others carry on. */
+static void ring_add(struct vqf_vhost *vh, unsigned int i)
+{
+	struct vhring *r = &vh->ring[i];
+	struct vqf_vring_addr a;
+	int ret = ring_gpa(vh, r, &a);
+
+	if (!ret)
+		ret = vqf_fsdev_add_queue(vh->dev, i, r->num, &a, r->kick_fd,
+					  r->call_fd, r->base,
+					  used_idx(vh, a.used));
+	if (ret) {
+		STAT_INC(vh, start_failed);
+		vlog(vh, "ring %u not added: %s", i, strerror(-ret));
+		return;
+	}
+	r->running = true;
+	STAT_INC(vh, ring_adds);
+	vlog(vh, "ring %u added", i);
 }
 
 static int dev_start(struct vqf_vhost *vh, const bool *want)
@@ -367,16 +402,9 @@ static int dev_start(struct vqf_vhost *vh, const bool *want)
 
 		if (!want[i])
 			continue;
-		/* Checked when they came, but the table may be new. */
-		if (!ua_to_gpa(vh, r->ua.desc, vqf_vring_desc_bytes(r->num),
-			       &a.desc) ||
-		    !ua_to_gpa(vh, r->ua.avail, vqf_vring_avail_bytes(r->num),
-			       &a.avail) ||
-		    !ua_to_gpa(vh, r->ua.used, vqf_vring_used_bytes(r->num),
-			       &a.used)) {
-			ret = -EFAULT;
+		ret = ring_gpa(vh, r, &a);
+		if (ret)
 			goto fail;
-		}
 		ret = vqf_fsdev_set_queue(vh->dev, i, r->num, &a, r->kick_fd,
 					  r->call_fd);
 		if (!ret)
@@ -391,7 +419,6 @@ static int dev_start(struct vqf_vhost *vh, const bool *want)
 	for (i = 0; i < vh->nq; i++)
 		vh->ring[i].running = want[i];
 	vh->running = true;
-	vh->restart = false;
 	STAT_INC(vh, starts);
 	vlog(vh, "device started");
 	return 0;
@@ -402,60 +429,34 @@ fail:
 	return ret;
 }
 
-/* Whether the driver kicked one of the rings @want marks. */
-static bool kicked(const struct vqf_vhost *vh, const bool *want)
-{
-	struct pollfd p[VQF_VHOST_MAX_QUEUES];
-	unsigned int i, n = 0;
-
-	for (i = 0; i < vh->nq; i++)
-		if (want[i])
-			p[n++] = (struct pollfd){ .fd = vh->ring[i].kick_fd,
-						  .events = POLLIN };
-	return poll(p, n, 0) > 0;
-}
-
-/* Rings that start from index 0: a driver that has just reset them. */
-static bool fresh(const struct vqf_vhost *vh, const bool *want)
-{
-	unsigned int i;
-
-	for (i = 0; i < vh->nq; i++)
-		if (want[i] && vh->ring[i].base)
-			return false;
-	return true;
-}
-
 /*
- * With the socket drained: run the device on the ready rings.  A first
- * start on fresh rings waits for the driver's first kick (the spec's
- * "start a ring upon a kick"; the first buffer on a fresh ring is always
- * kicked): by then the front-end has described every ring it is going
- * to, as QEMU does all of it before the guest's DRIVER_OK write returns,
- * so the device starts once with all of them.  A resume at non-zero
- * indices, or a restart after a live change, goes at once: the driver
- * need not kick again.  Returns true while the device waits for a kick.
+ * With the socket drained: run the device on the ready rings.  It starts
+ * once the hiprio ring and the first request ring are ready; rings that
+ * become ready later join it (QEMU enables them one by one), and a ring
+ * that is no longer ready stops it (then it restarts on what is left, if
+ * that is enough).
  */
-static bool update(struct vqf_vhost *vh)
+static void update(struct vqf_vhost *vh)
 {
 	bool want[VQF_VHOST_MAX_QUEUES] = { false };
-	bool same = vh->running;
+	bool added = false, removed = false;
 	unsigned int i;
 
 	for (i = 0; i < vh->nq; i++) {
 		want[i] = ring_ready(vh, i);
-		if (want[i] != vh->ring[i].running)
-			same = false;
+		added |= want[i] && !vh->ring[i].running;
+		removed |= !want[i] && vh->ring[i].running;
 	}
-	if (same)
-		return false;
+	if (vh->running && !removed) {
+		for (i = 0; added && i < vh->nq; i++)
+			if (want[i] && !vh->ring[i].running)
+				ring_add(vh, i);
+		return;
+	}
 	dev_stop(vh, true);
 	if (!vh->features_set || !vh->mem_set || !want[0] || !want[1])
-		return false;
-	if (!vh->restart && fresh(vh, want) && !kicked(vh, want))
-		return true;
+		return;
 	dev_start(vh, want);
-	return false;
 }
 
 /* ---- message handlers -------------------------------------------------- */
@@ -879,20 +880,14 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 		int fd_err, err;
 
 		if (!more_pending(fd)) {
-			struct pollfd p[2 + VQF_VHOST_MAX_QUEUES] = {
+			struct pollfd p[2] = {
 				{ .fd = fd, .events = POLLIN },
 				{ .fd = stop_fd, .events = POLLIN },
 			};
-			unsigned int n = 2, i;
 
 			/* Drained: what QEMU sent in one go is all here. */
-			if (update(vh))
-				for (i = 0; i < vh->nq; i++)
-					if (ring_ready(vh, i))
-						p[n++] = (struct pollfd){
-							.fd = vh->ring[i].kick_fd,
-							.events = POLLIN };
-			if (poll(p, n, -1) < 0) {
+			update(vh);
+			if (poll(p, 2, -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				ret = -errno;
@@ -902,8 +897,6 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 				ret = -EINTR;
 				break;
 			}
-			if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;	/* a kick: start */
 		}
 		ret = read_msg(fd, &m, fds, &nfds, &fd_err);
 		if (ret <= 0) {

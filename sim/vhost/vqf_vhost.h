@@ -12,23 +12,22 @@
  * Everything else is refused (-EOPNOTSUPP).
  *
  * Mapping onto the device: vqf_fsdev models a virtio-pci device that
- * starts all its queues at DRIVER_OK and stops them all at a reset.
- * vhost-user configures rings one by one, so, whenever the socket is
- * drained, the back-end compares the set of ready rings (size, addresses
- * inside guest memory, kick fd, enabled or no protocol features, features
- * and memory table known) with the set the device runs with.  Fresh rings
- * (base 0) start at the driver's first kick on any of them (the spec's
- * "start a ring upon a kick"): QEMU describes every ring before the
- * guest's DRIVER_OK write returns, so the device then starts once, with
- * all of them.  A resume at non-zero indices starts at once.  The hiprio
- * ring and the first request ring must be among them.  A ring stopped
- * (GET_VRING_BASE) or disabled stops the whole device, as QEMU stops all
- * rings of a vhost-user-fs device together; a ring reconfigured or a new
- * memory table while running restarts it at once ("live change").
- * Either way chains popped and not yet answered are dropped (as at a
- * virtio reset) and the FUSE connection is forgotten: a guest reset
- * without unmount leaves the backend's session initialized (its next
- * INIT is answered EIO, see docs/backend.md).
+ * starts its queues at DRIVER_OK and stops them all at a reset.  Whenever
+ * the socket is drained, the back-end compares the set of ready rings
+ * (size, addresses inside guest memory, kick fd, enabled or no protocol
+ * features; features and memory table known) with the rings the device
+ * runs: it starts the device once the hiprio ring and the first request
+ * ring are ready, adds rings that become ready later to the running
+ * device (vqf_fsdev_add_queue(); QEMU enables them one by one, and kicks
+ * every ring itself when it starts them), and stops the whole device when
+ * a running ring is stopped (GET_VRING_BASE) or disabled, as QEMU stops
+ * all rings of a vhost-user-fs device together.  A running ring
+ * reconfigured, new features or a new memory table stop it too and
+ * restart it on the ready rings at once ("live change").  A stop drops
+ * chains popped and not yet answered (as a virtio reset does) and the
+ * FUSE connection; a guest reset without unmount therefore leaves the
+ * backend's session initialized (its next INIT is answered EIO, see
+ * docs/backend.md).
  * SET_VRING_CALL while running swaps the eventfd under the device (dup3
  * onto a descriptor number the device keeps) without stopping it.
  *
@@ -195,7 +194,8 @@ struct vqf_vhost_stats {
 	u64 starts;		/* device (re)starts */
 	u64 stops;		/* device stops */
 	u64 live_changes;	/* stops forced by a change while running */
-	u64 start_failed;	/* a start the device refused */
+	u64 start_failed;	/* a start or ring add the device refused */
+	u64 ring_adds;		/* rings added to the running device */
 	u64 requests[VQF_VHOST_MAX_QUEUES];	/* chains popped per ring */
 	struct vqf_fsdev_stats dev;
 };
