@@ -104,6 +104,42 @@ vqf_vqfuse_counters()
 	fi
 }
 
+# vqf_mq_spread N: vqfuse.ko over a device with N request queues and N
+# vCPUs (vqfuse.ko maps CPU i to request queue i): a smallfile workload
+# pinned to each CPU, then every request queue's debugfs counters must show
+# requests, none refused, none left in flight.
+vqf_mq_spread()
+{
+	n=$1
+	echo "VQF-BEGIN mq-spread"
+	rc=1
+	if vqf_fs_load vqfuse && vqf_mount vqfuse; then
+		rc=0
+		pids= cpu=0
+		while [ $cpu -lt "$n" ]; do
+			taskset -c $cpu vqf-bench smallfile "$MNT/mq-cpu$cpu" 100 \
+				>/dev/null &
+			pids="$pids $!"
+			cpu=$((cpu + 1))
+		done
+		for p in $pids; do
+			wait "$p" || { echo "# smallfile $p failed"; rc=1; }
+		done
+		rm -rf "$MNT"/mq-cpu* || rc=1
+		umount "$MNT" || { echo "# umount failed"; rc=1; }
+		vqf_vqfuse_counters || rc=1
+		used=$(cat /sys/kernel/debug/vqfuse/*/queues |
+			grep '^requests\.' | grep -vc ' sent=0 ')
+		echo "# vqfuse request queues used: $used of $n"
+		[ "$used" = "$n" ] || rc=1
+		vqf_fs_unload vqfuse || { echo "# unload failed"; rc=1; }
+	else
+		echo "# load or mount of vqfuse failed"
+	fi
+	echo "VQF-END mq-spread rc=$rc"
+	return $rc
+}
+
 # vqf_ktap_module: the in-kernel test vectors.  KTAP goes to the kernel log,
 # which /init prints between markers; the module's load status says whether
 # it ran.

@@ -14,6 +14,9 @@
 #   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
 #   VQF_QEMU_SMP   guest vCPUs (default 2)
 #   VQF_QEMU_NREQ  request virtqueues of the virtio-fs device (default 1)
+#   VQF_DAEMON     the vhost-user back-end: virtiofsd (default, QEMU's C
+#                  virtiofsd) or sim (vqfuse-sim vhost-user, from
+#                  VQF_SIM_BIN, default <build>/sim/cli/vqfuse-sim)
 
 VQF_TAG=vqf
 VQF_9P_TAG=vqf9p
@@ -143,14 +146,24 @@ vqf_add_run_script()
 	cat "$w/initramfs.cpio" "$w/run.cpio" >"$w/boot.cpio"
 }
 
-# vqf_start_virtiofsd SHARED SOCK LOG: background virtiofsd, sets
-# VQF_VIRTIOFSD_PID once the socket is there.
+# vqf_start_virtiofsd SHARED SOCK LOG: background virtiofsd (or, with
+# VQF_DAEMON=sim, vqfuse-sim vhost-user with VQF_QEMU_NREQ request queues),
+# sets VQF_VIRTIOFSD_PID once the socket is there.
 vqf_start_virtiofsd()
 {
 	shared=$1 sock=$2 log=$3
 	rm -f "$sock"
-	/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="$shared" \
-		-o cache=auto -o xattr >"$log" 2>&1 &
+	if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
+		sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
+		[ -x "$sim" ] || vqf_die "$sim missing: build vqfuse-sim first"
+		"$sim" vhost-user --socket "$sock" --shared "$shared" \
+			--queues "$VQF_QEMU_NREQ" --threads 2 \
+			${VQF_SIM_ARGS:-} >"$log" 2>&1 &
+	else
+		/usr/lib/qemu/virtiofsd --socket-path="$sock" \
+			-o source="$shared" -o cache=auto -o xattr \
+			>"$log" 2>&1 &
+	fi
 	VQF_VIRTIOFSD_PID=$!
 	i=0
 	while [ ! -S "$sock" ]; do
@@ -166,6 +179,13 @@ vqf_start_virtiofsd()
 vqf_stop_virtiofsd()
 {
 	if [ -n "${VQF_VIRTIOFSD_PID:-}" ]; then
+		# vqfuse-sim exits by itself once QEMU has disconnected
+		i=0
+		while [ "${VQF_DAEMON:-virtiofsd}" = sim ] && [ $i -lt 100 ] &&
+			kill -0 "$VQF_VIRTIOFSD_PID" 2>/dev/null; do
+			sleep 0.1
+			i=$((i + 1))
+		done
 		kill "$VQF_VIRTIOFSD_PID" 2>/dev/null
 		wait "$VQF_VIRTIOFSD_PID" 2>/dev/null
 		VQF_VIRTIOFSD_PID=

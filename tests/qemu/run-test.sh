@@ -9,6 +9,11 @@
 #                    three cycles must match
 #   vqfuse           the same with vqfuse.ko, then one in-tree virtiofs
 #                    cycle in the same boot: all results must match
+#   vqfuse-mq        the vqfuse cycles and one virtiofs cycle against
+#                    `vqfuse-sim vhost-user` (the simulator's device, not
+#                    virtiofsd) with 4 request queues and 4 vCPUs, then a
+#                    workload pinned to each CPU: every request queue must
+#                    carry requests (guest debugfs and the daemon's count)
 #   vqfuse-ktap      vqfuse_test.ko's in-kernel KTAP run
 #   kill-vqfuse      kill -9 virtiofsd while the guest writes: the writer
 #                    gets an error, nothing oopses, unmount and rmmod work
@@ -47,6 +52,11 @@ vqfuse)
 	need_ko vqfuse.ko
 	script='vqf_suite_cycles vqfuse 3; r=$?; vqf_suite_cycles virtiofs 1 && [ $r = 0 ]'
 	labels='vqfuse-1 vqfuse-2 vqfuse-3 virtiofs-1' ;;
+vqfuse-mq)
+	need_ko vqfuse.ko
+	VQF_DAEMON=sim VQF_QEMU_NREQ=4 VQF_QEMU_SMP=4
+	script='vqf_suite_cycles vqfuse 3; r=$?; vqf_suite_cycles virtiofs 1 || r=1; vqf_mq_spread 4 && [ $r = 0 ]'
+	labels='vqfuse-1 vqfuse-2 vqfuse-3 virtiofs-1 mq-spread' ;;
 vqfuse-ktap)
 	need_ko vqfuse_test.ko
 	script='vqf_ktap_module'
@@ -146,8 +156,31 @@ for l in $labels; do
 	kill-*)
 		[ $killed = 1 ] || flag "writer never started, virtiofsd not killed"
 		;;
+	mq-spread)
+		sed -n '/^VQF-BEGIN mq-spread$/,/^VQF-END mq-spread /p' \
+			"$W/console.txt" | grep '^# vqfuse'
+		;;
 	esac
 done
+
+# vqfuse-sim vhost-user: it must have seen the disconnect, refused
+# nothing and popped requests from every request queue.
+if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
+	echo "host: vqfuse-sim vhost-user log:"
+	grep -v '^vhost-user: ' "$W/virtiofsd.log"
+	grep -q 'front-end disconnected' "$W/virtiofsd.log" ||
+		flag "vqfuse-sim did not see QEMU disconnect"
+	grep -q ' messages, 0 refused' "$W/virtiofsd.log" ||
+		flag "vqfuse-sim refused vhost-user messages"
+	grep -q ' 0 refused, 0 queue breaks' "$W/virtiofsd.log" ||
+		flag "vqfuse-sim refused requests or saw a ring broken"
+	q=1
+	while [ $q -le "$VQF_QEMU_NREQ" ]; do
+		grep -qE "requests per queue:.* q$q=[1-9]" "$W/virtiofsd.log" ||
+			flag "vqfuse-sim saw no request on request queue $q"
+		q=$((q + 1))
+	done
+fi
 
 echo "qemu-$mode: $((end - start)) s, QEMU status $qrc"
 [ $bad = 0 ] && echo "PASS" && rm -rf "$W/shared" "$W/initramfs"
