@@ -561,6 +561,109 @@ static void test_threads(void **state)
 	assert_int_equal(e2e_free(e), 0);
 }
 
+struct churn {
+	struct e2e *e;
+	unsigned int id, iters, nfiles;
+	const char *data;	/* every file holds these bytes */
+	size_t flen;
+	char why[96];
+	pthread_t t;
+};
+
+/* Open, read a random piece (through read() or a mapping), close. */
+static void *churn_work(void *arg)
+{
+	struct churn *w = arg;
+	unsigned int seed = e2e_seed() + 31 * w->id, i;
+	char buf[8 * KIB], name[16];
+
+	for (i = 0; i < w->iters && !w->why[0]; i++) {
+		size_t len = 1 + (size_t)rand_r(&seed) % sizeof(buf);
+		size_t off = (size_t)rand_r(&seed) % (w->flen - len);
+		struct vqf_gcli_map *m;
+		int fd, ret;
+
+		snprintf(name, sizeof(name), "c%u",
+			 (unsigned int)rand_r(&seed) % w->nfiles);
+		fd = vqf_gcli_open(w->e->c, name, O_RDONLY, 0);
+		if (fd < 0) {
+			snprintf(w->why, sizeof(w->why), "open: %d", fd);
+			break;
+		}
+		if (rand_r(&seed) % 2) {
+			ret = vqf_gcli_pread(w->e->c, fd, buf, len,
+					     (off_t)off) == (ssize_t)len ? 0 :
+			      -EIO;
+		} else {
+			ret = vqf_gcli_mmap(w->e->c, fd, 0, w->flen,
+					    PROT_READ, &m);
+			if (!ret) {
+				ret = mload(w->e, m, off, buf, len);
+				vqf_gcli_munmap(w->e->c, m);
+			}
+		}
+		if (ret || memcmp(buf, w->data + off, len))
+			snprintf(w->why, sizeof(w->why),
+				 "%s at %zu: %d or differs", name, off, ret);
+		vqf_gcli_close(w->e->c, fd);
+	}
+	return NULL;
+}
+
+/*
+ * Eviction racing reclaim: three threads open, read (read() or mmap) and
+ * close six files in front of a window of four 64 KiB ranges while the
+ * inode cache keeps at most two inodes, so mapped inodes are evicted
+ * (REMOVEMAPPING, FORGET) and looked up again all along, while the
+ * reclaimer works on them.
+ */
+static void test_evict_threads(void **state)
+{
+	struct e2e *e = machine(256 * KIB, 64 * KIB, 2);
+	const unsigned int nthr = 3, nfiles = 6;
+	size_t flen = 320 * KIB;
+	char *data = malloc(flen);
+	struct vqf_dax_stats ds;
+	struct churn w[3];
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(data);
+	e2e_fill(data, flen, 60);
+	for (i = 0; i < nfiles; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "c%u", i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), data, flen,
+						0644), 0);
+	}
+	for (i = 0; i < nthr; i++) {
+		w[i] = (struct churn){ .e = e, .id = i, .nfiles = nfiles,
+				       .iters = e2e_slow() ? 60 : 1500,
+				       .data = data, .flen = flen };
+		assert_int_equal(pthread_create(&w[i].t, NULL, churn_work,
+						&w[i]), 0);
+	}
+	for (i = 0; i < nthr; i++) {
+		pthread_join(w[i].t, NULL);
+		if (w[i].why[0])
+			fail_msg("thread %u: %s", i, w[i].why);
+	}
+	vqf_gcli_get_dax_stats(e->c, &ds);
+	print_message("evicted %llu inodes, %llu ranges removed, reclaimed "
+		      "bg %llu direct %llu\n",
+		      (unsigned long long)mm(e).evicted,
+		      (unsigned long long)ds.removed,
+		      (unsigned long long)ds.reclaimed_bg,
+		      (unsigned long long)ds.reclaimed_direct);
+	assert_true(mm(e).evicted > 0);
+	assert_true(ds.removed > 0);
+	assert_int_equal(ds.evict_in_use, 0);
+	assert_int_equal(e2e_sent(e, FUSE_READ), 0);
+	free(data);
+	assert_int_equal(e2e_free(e), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_mmap_zap),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_evict_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
