@@ -309,6 +309,17 @@ void vqf_ver_dentry_set(struct vqf_ver_table *t, struct vqf_ver_dentry *d,
 	ver_write_end(&d->seq);
 }
 
+struct vqf_ver_stamp vqf_ver_dentry_entry(const struct vqf_ver_dentry *d)
+{
+	struct vqf_ver_stamp st = { NULL, 0 };
+
+	if (!d->negative) {
+		st.slot = d->slot;
+		st.version = d->version;
+	}
+	return st;
+}
+
 enum vqf_ver_state vqf_ver_dentry_check(struct vqf_ver_table *t,
 					const struct vqf_ver_dentry *d)
 {

@@ -351,6 +351,20 @@ void vqf_ver_dentry_set(struct vqf_ver_table *t, struct vqf_ver_dentry *d,
 			const struct vqf_ver_stamp *parent);
 
 /**
+ * vqf_ver_dentry_entry() - the inode stamp a positive dentry holds
+ * @d: the dentry.  Writer side: under the serialization of
+ *	vqf_ver_dentry_set().
+ * Each half of a dentry proves the name on its own (the parent's version:
+ * no name in the directory changed; the inode's: nothing unbound it), so
+ * a writer that re-proves the name through the directory only (a
+ * READDIRPLUS entry carries no inode version) may keep the inode half of
+ * an earlier lookup of the same inode with this.
+ * Return: {slot, version} of the inode when the dentry was set, or
+ * {NULL, 0} for a negative dentry or one without an inode slot.
+ */
+struct vqf_ver_stamp vqf_ver_dentry_entry(const struct vqf_ver_dentry *d);
+
+/**
  * vqf_ver_dentry_check() - is the dentry's name binding still valid?
  * @t: the table, for its counters.
  * @d: the dentry.  Lock-free; may run concurrently with writers.

@@ -47,6 +47,11 @@ struct ginode {
 	bool own_write;
 	struct gdax_inode gdi;	/* DAX; gdi.ready: mapped, pinned */
 	struct vqf_ver_inode ver;	/* cache=shared (under c->lock) */
+	/* cache=shared: an entry reply (LOOKUP, CREATE...) was applied, so
+	 * ver has the slot the device gives it, if any.  Inodes known only
+	 * from READDIRPLUS (which carries no slot) do not have it yet.
+	 */
+	bool ver_entry;
 };
 
 struct gfile {
@@ -382,6 +387,7 @@ static void attr_got(struct vqf_gcli *c, u64 nodeid,
 	if (c->ver_on && s->entry) {
 		st = vqf_ver_inode_set_entry(&c->vt, &i->ver, &s->ev, &s->st);
 		s->est = st;
+		i->ver_entry = true;
 	}
 	old = i->ca.attr;
 	known = i->ca.known;
@@ -468,13 +474,28 @@ static void dentry_set(struct vqf_gcli *c, u64 parent, const char *name,
 		return;
 	vqf_ver_dentry_init(&dv);
 	pthread_mutex_lock(&c->lock);
+	if (c->ver_on && s && (s->entry || s->dirplus)) {
+		struct vqf_ver_stamp est = s->est;
+		const struct vqf_ver_dentry *old;
+		u64 nid;
+
+		/*
+		 * READDIRPLUS proves a name only through the directory.  An
+		 * entry that already names this inode may hold the inode's
+		 * version from a LOOKUP, which proves the name even after the
+		 * directory changes: keep that half.
+		 */
+		if (s->dirplus && nodeid &&
+		    gc_d_lookup_ver(&c->dc, parent, name, 0, &nid, &old) ==
+		    GC_POSITIVE && nid == nodeid)
+			est = vqf_ver_dentry_entry(old);
+		vqf_ver_dentry_set(&c->vt, &dv, nodeid ? &est : NULL,
+				   &s->parent);
+	}
 	if (nodeid) {
 		iref_locked(c, nodeid);
 		iref_locked(c, parent);
 	}
-	if (c->ver_on && s && (s->entry || s->dirplus))
-		vqf_ver_dentry_set(&c->vt, &dv, nodeid ? &s->est : NULL,
-				   &s->parent);
 	gc_d_set_ver(&c->dc, parent, name, nodeid, expiry(c), &dv);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -708,6 +729,14 @@ static int walk_one(struct vqf_gcli *c, u64 dir, const char *name, u64 *out,
 				STAT_ADD(c, ver_stale, 1);
 			if (vs == VQF_VER_STALE ||
 			    (vs == VQF_VER_UNKNOWN && gc_d_expired(dv, now)))
+				hit = GC_MISS;
+			/*
+			 * An inode known only from READDIRPLUS has no slot
+			 * yet: one LOOKUP gets it (and the attributes with
+			 * it), instead of living on the timeout.
+			 */
+			if (hit == GC_POSITIVE &&
+			    !(*ifind(c, nid))->ver_entry)
 				hit = GC_MISS;
 		}
 	} else if (caching(c)) {
@@ -973,13 +1002,19 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	if (c->cfg.cache == VQF_GCLI_CACHE_SHARED && c->cfg.ver_base &&
 	    (io->flags2 & VQF_FUSE_INIT_SHARED_VERSION) &&
 	    !vqf_ver_table_init(&c->vt, c->cfg.ver_base, c->cfg.ver_size)) {
+		const s64 *slots = c->cfg.ver_base;
 		struct fuse_entryver_out rev = {
 			.version_index = VQF_VER_ROOT_INDEX,
 		};
 		struct vqf_ver_stamp none = { 0 };
 
 		c->ver_on = true;
+		/* Whatever it is now: the root's attributes come later. */
+		if (c->vt.nr_slots > VQF_VER_ROOT_INDEX)
+			rev.initial_version = __atomic_load_n(
+				&slots[VQF_VER_ROOT_INDEX], __ATOMIC_ACQUIRE);
 		vqf_ver_inode_set_entry(&c->vt, &root->ver, &rev, &none);
+		root->ver_entry = true;
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->slock, NULL);

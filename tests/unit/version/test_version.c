@@ -360,6 +360,52 @@ static void test_dentry_with_device(void **state)
 	assert_int_equal(r.gt.stats.raced, 0);
 }
 
+/*
+ * A READDIRPLUS re-proves "dir/a" through the directory alone: keeping the
+ * inode half of the earlier LOOKUP (vqf_ver_dentry_entry()) still proves
+ * the name after the directory changes, and only the inode's own change
+ * (an unlink, rename or replace bumps it) refutes it.
+ */
+static void test_dentry_keep_inode_half(void **state)
+{
+	struct rig r;
+	struct vqf_ver_inode dir, file;
+	struct vqf_ver_dentry pos, neg;
+	struct vqf_ver_stamp ps, es, kept;
+	u64 di, fi;
+
+	(void)state;
+	rig_init(&r);
+	vqf_ver_inode_init(&dir);
+	vqf_ver_inode_init(&file);
+	vqf_ver_dentry_init(&pos);
+	vqf_ver_dentry_init(&neg);
+	di = vqf_ver_dev_alloc(&r.dev);
+	fi = vqf_ver_dev_alloc(&r.dev);
+	lookup(&r, &dir, di);
+	ps = vqf_ver_sample(&r.gt, &dir);
+	es = lookup(&r, &file, fi);
+	vqf_ver_dentry_set(&r.gt, &pos, &es, &ps);
+	kept = vqf_ver_dentry_entry(&pos);
+	assert_ptr_equal(kept.slot, es.slot);
+	assert_int_equal(kept.version, es.version);
+	vqf_ver_dentry_set(&r.gt, &neg, NULL, &ps);
+	kept = vqf_ver_dentry_entry(&neg);
+	assert_null(kept.slot);
+
+	/* Another name is created; then the directory is listed again. */
+	vqf_ver_dev_bump(&r.dev, di);
+	ps = vqf_ver_sample(&r.gt, &dir);
+	kept = vqf_ver_dentry_entry(&pos);
+	vqf_ver_dentry_set(&r.gt, &pos, &kept, &ps);
+	/* One more create: the parent half fails, the inode half holds. */
+	vqf_ver_dev_bump(&r.dev, di);
+	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
+	/* dir/a renamed away: its inode moves, the name is not proven. */
+	vqf_ver_dev_bump(&r.dev, fi);
+	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_STALE);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Device side */
 
@@ -733,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_dev_init_errors),
 		cmocka_unit_test(test_dev_table_full),
 		cmocka_unit_test(test_dev_release_errors),
+		cmocka_unit_test(test_dentry_keep_inode_half),
 		cmocka_unit_test(test_dev_recycle_is_never_valid),
 		cmocka_unit_test(test_dev_forget),
 		cmocka_unit_test(test_dev_random_model),
