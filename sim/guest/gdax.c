@@ -458,9 +458,13 @@ static void rwc_install(struct gdax *x, struct gdax_inode *gi, u64 r0,
 	pthread_rwlock_unlock(&gi->l);
 }
 
-/* A cached entry for file byte @pos, pinned; NULL if none. */
+/*
+ * A cached entry for file byte @pos, pinned, and in *@win the byte's
+ * window address (read under pt: a zap clears the entry's address while
+ * it stays pinned); NULL if none.
+ */
 static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
-				u64 pos, bool write)
+				u64 pos, bool write, u8 **win)
 {
 	u64 r0 = pos & ~(vqf_dax_range_size(&x->w) - 1);
 	u32 k = (u32)(r0 >> x->w.range_shift) & (x->rwc_n - 1);
@@ -471,6 +475,7 @@ static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
 	    pte_usable(&gi->rwc[k].e, pos, write)) {
 		p = &gi->rwc[k].e;
 		p->pins++;
+		*win = p->addr + (pos - r0);
 	}
 	pthread_mutex_unlock(&gi->pt);
 	return p;
@@ -494,10 +499,9 @@ ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
 		take = n - done;
 		if (take > r0 + rs - pos)
 			take = (size_t)(r0 + rs - pos);
-		p = rwc_get(x, gi, pos, write);
+		p = rwc_get(x, gi, pos, write, &win);
 		if (p) {
-			/* a hit: stable until unpinned (a zap waits) */
-			win = p->addr + (pos - r0);
+			/* a hit: mapped until unpinned (a zap waits) */
 			if (write)
 				memcpy(win, buf + done, take);
 			else
