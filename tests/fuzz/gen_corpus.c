@@ -19,6 +19,8 @@
  *                      the passthrough serves after what it needs (a
  *                      lookup, an open); raw, split and indirect chains,
  *                      unpublished entries, a runaway avail idx, resets
+ *   fuzz_vhost         QEMU's vhost-user handshake with 3 rings and a stop;
+ *                      a handshake followed by refused messages
  *
  * Usage: gen_corpus OUTDIR  (creates OUTDIR/<harness>/seed-NNN).
  */
@@ -429,6 +431,92 @@ static void gen_dax_dev(void)
 	dax_remove(&o, 2, (const u64 []){ 0, 8192, 0, 8192 }); /* dup */
 	put8(&o, 0xff);
 	emit("fuzz_dax_dev", &o);
+}
+
+/* ---------------------------------------------------------------------- */
+/* fuzz_vhost: message records (see the top of fuzz_vhost.c). */
+
+/* ctl: descriptors | kind << 4 | 0x80 (NEED_REPLY). */
+static void vh_rec(struct out *o, unsigned int ctl, unsigned int req,
+		   const void *p, unsigned int n)
+{
+	put8(o, ctl);
+	put8(o, req);
+	put16(o, n);
+	if (n)
+		put(o, p, n);
+}
+
+static void vh_u64(struct out *o, unsigned int ctl, unsigned int req,
+		   u64 v)
+{
+	vh_rec(o, ctl, req, &v, 8);
+}
+
+static void vh_state(struct out *o, unsigned int req, u32 idx, u32 num)
+{
+	u32 st[2] = { idx, num };
+
+	vh_rec(o, 0x80, req, st, 8);
+}
+
+/* What QEMU 7.2 sends for vhost-user-fs-pci with 2 request queues. */
+static void vh_handshake(struct out *o, unsigned int nrings)
+{
+	const u64 ua = 0x7f0000000000ULL;
+	u64 mem[5] = { 1, 0, 65536, ua, 0 };
+	unsigned int i;
+
+	mem[0] = 1;	/* nregions 1, padding 0 */
+	vh_rec(o, 0, 1, NULL, 0);			/* GET_FEATURES */
+	vh_rec(o, 0, 15, NULL, 0);			/* GET_PROTOCOL_F. */
+	vh_u64(o, 0, 16, 9);				/* MQ | REPLY_ACK */
+	vh_rec(o, 0, 17, NULL, 0);			/* GET_QUEUE_NUM */
+	vh_rec(o, 0x80, 3, NULL, 0);			/* SET_OWNER */
+	vh_u64(o, 0x80, 2, (1ULL << 32) | (1ULL << 29) | (1ULL << 30));
+	vh_rec(o, 0x81, 5, mem, sizeof(mem));		/* SET_MEM_TABLE */
+	for (i = 0; i < nrings; i++) {
+		u64 a[5] = { i, ua + i * 4096, ua + i * 4096 + 2048,
+			     ua + i * 4096 + 1024, 0 };
+
+		vh_state(o, 8, i, 8);			/* NUM */
+		vh_state(o, 10, i, 0);			/* BASE */
+		vh_rec(o, 0x80, 9, a, sizeof(a));	/* ADDR */
+		vh_u64(o, 0x91, 12, i);			/* KICK, eventfd */
+		vh_u64(o, 0x91, 13, i);			/* CALL, eventfd */
+	}
+	for (i = 0; i < nrings; i++)
+		vh_state(o, 18, i, 1);			/* ENABLE */
+	put8(o, 0);
+	put8(o, 0xff);					/* sync: start */
+}
+
+static void gen_vhost(void)
+{
+	const char *T = "fuzz_vhost";
+	struct out o = { .n = 0 };
+	u64 mem[9] = { 2, 0, 65536, 0x1000, 0, 4096, 8192, 0x2000, 0 };
+	unsigned int i;
+
+	vh_handshake(&o, 3);
+	for (i = 0; i < 3; i++)
+		vh_state(&o, 18, i, 0);
+	for (i = 0; i < 3; i++)
+		vh_state(&o, 11, i, 0);			/* GET_VRING_BASE */
+	emit(T, &o);
+
+	/* Refusals: sizes, fds, indices, overlapping regions. */
+	vh_handshake(&o, 2);
+	vh_rec(&o, 0x80, 2, mem, 4);			/* short */
+	vh_u64(&o, 0x80, 12, 1);			/* kick, no fd */
+	vh_u64(&o, 0x8c, 13, 1);			/* 12 fds */
+	vh_state(&o, 8, 9, 8);				/* index */
+	vh_rec(&o, 0x82, 5, mem, 8 + 64);		/* overlap */
+	vh_rec(&o, 0xa1, 5, mem, 8 + 32);		/* empty memfd */
+	vh_rec(&o, 0xb1, 5, mem, 8 + 32);		/* pipe */
+	vh_rec(&o, 0x80, 99, NULL, 0);			/* unknown */
+	put8(&o, 0x40); put8(&o, 1); put16(&o, 0); put32(&o, 2);
+	emit(T, &o);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -897,5 +985,6 @@ int main(int argc, char **argv)
 	gen_vring_drv();
 	gen_dax_dev();
 	gen_device();
+	gen_vhost();
 	return 0;
 }

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fuzz_vhost - sim/vhost's vhost-user back-end reading a hostile
+ * front-end's message stream, with descriptors.
+ *
+ * Input: records until the input or 256 records are used up:
+ *   u8  ctl      bits 0-3: descriptors to attach (0..12, at most 64 per
+ *                input); bits 4-5: their kind (0: the 64 KiB memfd that
+ *                plays guest RAM, 1: an eventfd, 2: an empty memfd,
+ *                3: a pipe); bit 6: raw flags follow; else bit 7 picks
+ *                VERSION | NEED_REPLY over plain VERSION
+ *   u8  request  0xff: a sync point instead (below), nothing else read
+ *   u16 size     payload bytes on the wire (the header says this too),
+ *                at most 600 and what is left of the input
+ *  [u32 flags]
+ *   payload      size bytes
+ * Every record is one sendmsg() on a socketpair to vqf_vhost_serve() in a
+ * second thread.  At a sync point the harness sends GET_QUEUE_NUM, reads
+ * replies up to its answer and waits until the back-end sleeps in poll():
+ * the back-end has then seen its socket drained and (re)started or
+ * stopped the device, which happens only there - so a front-end can bring
+ * the device up on the memfd (rings wherever its addresses say), the same
+ * way for the same input.  At the end the write side is shut; the stop at
+ * EOF tears the device down again.
+ *
+ * Invariants: serve returns 0 or a negative errno; every refusal is in
+ * `refused` and in exactly one cause; nothing received stays open (the
+ * process's descriptor count is back to where it was).
+ */
+#define _GNU_SOURCE
+#include "fuzz_common.h"
+#include "vqf_passthrough.h"
+#include "vqf_vhost.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define RAM	65536
+#define MAXFD	64
+
+static struct vqf_vhost *vh;
+static int ram_fd = -1;
+
+struct srv {
+	int fd, ret;
+	pid_t tid;
+};
+
+static void *serve_main(void *arg)
+{
+	struct srv *s = arg;
+
+	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	s->ret = vqf_vhost_serve(vh, s->fd, -1);
+	return NULL;
+}
+
+/* Whether thread @tid sleeps (state S: the back-end waits in poll()). */
+static bool sleeping(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/* GET_QUEUE_NUM, its answer, then the back-end asleep (bounded). */
+static void sync_point(int s, const struct srv *sv)
+{
+	struct vqf_vhost_hdr h = { VQF_VHOST_GET_QUEUE_NUM,
+				   VQF_VHOST_VERSION, 0 };
+	u8 junk[VQF_VHOST_MAX_PAYLOAD];
+	int i;
+
+	if (send(s, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
+		return;
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+
+		if (poll(&p, 1, 2000) != 1 ||
+		    recv(s, &h, sizeof(h), MSG_WAITALL) != sizeof(h))
+			return;		/* the back-end hung up */
+		FZ_CHECK(h.size <= sizeof(junk));
+		if (h.size && recv(s, junk, h.size, MSG_WAITALL) !=
+		    (ssize_t)h.size)
+			return;
+		if (h.request == VQF_VHOST_GET_QUEUE_NUM)
+			break;
+	}
+	for (i = 0; i < 2000 && !sleeping(sv->tid); i++)
+		usleep(50);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void setup(void)
+{
+	static char dir[] = "/tmp/vqf-fuzz-vhost-XXXXXX";
+	struct vqf_vhost_cfg vc = { 0 };
+	struct vqf_pt_config pc = { 0 };
+	const struct fuse_lowlevel_ops *ops;
+	struct vqf_backend *be;
+	struct vqf_pt *pt;
+	size_t osz;
+
+	FZ_CHECK(mkdtemp(dir));
+	pc.source = dir;
+	pc.io = VQF_PT_IO_PREAD;
+	pt = vqf_pt_new(&pc);
+	FZ_CHECK(pt);
+	ops = vqf_pt_ops(&osz);
+	be = vqf_backend_new(ops, osz, pt, NULL);
+	FZ_CHECK(be);
+	vc.num_request_queues = 2;
+	vc.threads = 1;
+	vc.be = be;
+	FZ_CHECK(!vqf_vhost_new(&vc, &vh));
+	ram_fd = memfd_create("vqf-fuzz-ram", MFD_CLOEXEC);
+	FZ_CHECK(ram_fd >= 0 && !ftruncate(ram_fd, RAM));
+}
+
+static int make_fd(unsigned int kind)
+{
+	int p[2];
+
+	switch (kind) {
+	case 0:
+		return dup(ram_fd);
+	case 1:
+		return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	case 2:
+		return memfd_create("vqf-fuzz-empty", MFD_CLOEXEC);
+	default:
+		if (pipe2(p, O_CLOEXEC))
+			return -1;
+		close(p[1]);
+		return p[0];
+	}
+}
+
+static void send_rec(int s, u32 req, u32 flags, const u8 *pl, u32 size,
+		     unsigned int nfds, unsigned int kind)
+{
+	u8 buf[VQF_VHOST_HDR_SIZE + 600];
+	struct vqf_vhost_hdr h = { req, flags, size };
+	union {
+		char b[CMSG_SPACE(12 * sizeof(int))];
+		struct cmsghdr a;
+	} cb;
+	struct iovec iov = { buf, VQF_VHOST_HDR_SIZE + size };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fds[12];
+	unsigned int i, n = 0;
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + VQF_VHOST_HDR_SIZE, pl, size);
+	memset(&cb, 0, sizeof(cb));
+	for (i = 0; i < nfds; i++) {
+		fds[n] = make_fd(kind);
+		if (fds[n] >= 0)
+			n++;
+	}
+	if (n) {
+		struct cmsghdr *c;
+
+		mh.msg_control = cb.b;
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	}
+	/* A full socket buffer would block: the input stops there. */
+	(void)sendmsg(s, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct vqf_vhost_stats s;
+	struct srv srv = { 0 };
+	pthread_t thr;
+	struct fz f;
+	unsigned int rec = 0, fds_used = 0;
+	int sv[2], before;
+	u64 causes;
+	u8 junk[4096];
+
+	if (!vh)
+		setup();
+	before = count_fds();
+	fz_init(&f, data, size);
+	FZ_CHECK(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	srv.fd = sv[1];
+	FZ_CHECK(!pthread_create(&thr, NULL, serve_main, &srv));
+	while (!__atomic_load_n(&srv.tid, __ATOMIC_ACQUIRE))
+		usleep(10);
+	while (f.n && rec++ < 256) {
+		unsigned int ctl = fz_u8(&f), nfds = ctl & 15, kind = ctl >> 4 & 3;
+		u32 req = fz_u8(&f), len, flags;
+
+		if (req == 0xff) {
+			sync_point(sv[0], &srv);
+			continue;
+		}
+		len = fz_u16(&f);
+		flags = ctl & 0x40 ? fz_u32(&f) :
+			VQF_VHOST_VERSION |
+			(ctl & 0x80 ? VQF_VHOST_FLAG_NEED_REPLY : 0);
+		if (len > 600)
+			len = 600;
+		if (len > f.n)
+			len = (u32)f.n;
+		if (nfds > 12)
+			nfds = 12;
+		if (fds_used + nfds > MAXFD)
+			nfds = 0;
+		fds_used += nfds;
+		send_rec(sv[0], req, flags, f.p, len, nfds, kind);
+		f.p += len;
+		f.n -= len;
+		/* Replies must not fill the socket: read what is there. */
+		while (recv(sv[0], junk, sizeof(junk), MSG_DONTWAIT) > 0)
+			;
+	}
+	shutdown(sv[0], SHUT_WR);
+	/* Until EOF the back-end writes replies: keep reading them. */
+	while (pthread_tryjoin_np(thr, NULL)) {
+		struct pollfd p = { .fd = sv[0], .events = POLLIN };
+
+		if (poll(&p, 1, 1) > 0)
+			(void)!recv(sv[0], junk, sizeof(junk), MSG_DONTWAIT);
+	}
+	FZ_CHECK(srv.ret <= 0);
+	close(sv[0]);
+	close(sv[1]);
+
+	vqf_vhost_get_stats(vh, &s);
+	if (getenv("VQF_FUZZ_VERBOSE"))
+		fprintf(stderr, "serve %d: %llu msgs, %llu refused, %llu starts, "
+			"%llu ring adds, %llu fatal\n", srv.ret,
+			(unsigned long long)s.msgs,
+			(unsigned long long)s.refused,
+			(unsigned long long)s.starts,
+			(unsigned long long)s.ring_adds,
+			(unsigned long long)s.fatal);
+	causes = s.bad_header + s.unsupported + s.bad_size +
+		 s.too_many_regions + s.no_regions + s.bad_fds +
+		 s.too_many_fds + s.bad_index + s.bad_value + s.bad_align +
+		 s.region_wrap + s.region_overlap + s.region_file +
+		 s.region_fd + s.mmap_failed + s.ring_fault;
+	FZ_CHECK(causes == s.refused);
+	FZ_CHECK(count_fds() == before);
+	return 0;
+}
