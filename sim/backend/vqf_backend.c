@@ -460,6 +460,20 @@ out:
 	return err;
 }
 
+int vqf_backend_reset(struct vqf_backend *be)
+{
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&be->gate);
+	/* libfuse calls destroy() for a session that got INIT only. */
+	if (be->got_init || be->destroyed)
+		ret = renew(be);
+	pthread_rwlock_unlock(&be->gate);
+	if (!ret)
+		STAT_INC(be, resets);
+	return ret;
+}
+
 /* Answers a refused request with @err, if it takes an answer. */
 static int refuse(const struct fuse_in_header *in, int err,
 		  vqf_backend_reply_fn reply, void *ctx)

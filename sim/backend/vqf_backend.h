@@ -89,6 +89,7 @@ struct vqf_backend_stats {
 	uint64_t old_protocol;	/* -EPROTO: INIT below 7.12 */
 	uint64_t after_destroy;	/* -ENOTCONN: request after DESTROY */
 	uint64_t sessions;	/* INIT after DESTROY: a fresh session */
+	uint64_t resets;	/* vqf_backend_reset() calls */
 	uint64_t nomem;		/* -ENOMEM */
 	/* Answered by libfuse with an error, counted here: */
 	uint64_t before_init;	/* EIO: first request was not INIT */
@@ -116,6 +117,15 @@ enum {
 struct vqf_backend *vqf_backend_new(const struct fuse_lowlevel_ops *op,
 				    size_t op_size, void *userdata,
 				    const struct vqf_backend_config *cfg);
+
+/*
+ * What a device reset does to the FUSE session: the filesystem's destroy()
+ * if INIT happened and DESTROY did not, and a fresh session whose first
+ * request must be INIT again (the filesystem itself stays).  No
+ * vqf_backend_process() call may be running and no reply may be owed.
+ * Returns 0 or -ENOMEM (the old session stays).
+ */
+int vqf_backend_reset(struct vqf_backend *be);
 
 /*
  * Destroys the session (calling the filesystem's destroy() if INIT
