@@ -318,6 +318,12 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 	if (!vh->running)
 		return;
 	vqf_fsdev_set_status(vh->dev, 0);
+	/* The device forgot the FUSE connection: so does the backend, so
+	 * that the driver's next INIT is served (a guest rebooting without
+	 * unmounting sends no DESTROY).
+	 */
+	if (vqf_backend_reset(vh->cfg.be))
+		vlog(vh, "backend session not reset: out of memory");
 	for (i = 0; i < vh->nq; i++) {
 		struct vhring *r = &vh->ring[i];
 		u16 idx;

@@ -25,9 +25,8 @@
  * reconfigured, new features or a new memory table stop it too and
  * restart it on the ready rings at once ("live change").  A stop drops
  * chains popped and not yet answered (as a virtio reset does) and the
- * FUSE connection; a guest reset without unmount therefore leaves the
- * backend's session initialized (its next INIT is answered EIO, see
- * docs/backend.md).
+ * FUSE connection, in the device and in the backend (vqf_backend_reset():
+ * a guest that reboots without unmounting is served its next INIT).
  * SET_VRING_CALL while running swaps the eventfd under the device (dup3
  * onto a descriptor number the device keeps) without stopping it.
  *

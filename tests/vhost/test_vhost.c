@@ -488,11 +488,11 @@ static void test_requests(void **state)
 }
 
 /*
- * GET_VRING_BASE stops the device and returns where each ring stopped;
- * DESTROY first, so the next INIT starts a new session.  Started again
- * at those indices, the rings carry on.
+ * GET_VRING_BASE stops the device and returns where each ring stopped.
+ * Started again at those indices, the rings carry on with a new INIT,
+ * after a DESTROY (an unmount) or without one (a guest reboot).
  */
-static void test_stop_resume(void **state)
+static void stop_resume(void **state, bool destroy)
 {
 	struct fe *f = *state;
 	struct vqf_vhost_stats s;
@@ -506,8 +506,12 @@ static void test_stop_resume(void **state)
 	fuse_init(f, 1);
 	for (q = 1; q < NQ; q++)
 		fuse_getattr_root(f, q);
-	oh = fuse_call(f, 4, FUSE_DESTROY, 0, NULL, 0, NULL, 0);
-	assert_int_equal(oh.error, 0);
+	if (destroy) {
+		oh = fuse_call(f, 4, FUSE_DESTROY, 0, NULL, 0, NULL, 0);
+		assert_int_equal(oh.error, 0);
+	} else {
+		fuse_getattr_root(f, 4);
+	}
 	for (q = 0; q < NQ; q++)
 		set_state(f, VQF_VHOST_SET_VRING_ENABLE, q, 0);
 	for (q = 0; q < NQ; q++) {
@@ -572,6 +576,24 @@ static void test_stop_resume(void **state)
 	assert_int_equal(s.requests[2], 1 + 2);	/* GETATTR; INIT, GETATTR */
 	assert_int_equal(s.dev.refused, 0);
 	assert_int_equal(s.dev.queue_broken, 0);
+	{
+		struct vqf_backend_stats bs;
+
+		vqf_backend_get_stats(f->be, &bs);
+		assert_int_equal(bs.reinit, 0);
+		assert_int_equal(bs.after_destroy, 0);
+		assert_int_equal(bs.resets, 1);
+	}
+}
+
+static void test_stop_resume(void **state)
+{
+	stop_resume(state, true);
+}
+
+static void test_reboot_resume(void **state)
+{
+	stop_resume(state, false);
 }
 
 /* One hostile message: refused, ack with an error, one counter moved. */
@@ -758,6 +780,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_requests, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_resume, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reboot_resume, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hostile, setup,
 						teardown),
