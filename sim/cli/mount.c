@@ -85,7 +85,7 @@ struct mount_opts {
 	bool writeback, inline_kick, debug, dax;
 	unsigned long long dax_window;	/* 0: 64 MiB */
 	double timeout;			/* seconds, cache=auto; 0: default */
-	unsigned int queues, queue_size, threads, max_files;
+	unsigned int queues, queue_size, threads, max_files, poll_us;
 	unsigned long long ram;
 };
 
@@ -514,8 +514,8 @@ void vqf_cli_mount_usage(FILE *f)
 "  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n");
 	vqf_cli_cache_usage(f, false);
 	fprintf(f,
-"  --queues N, --queue-size N, --threads N, --inline, --ram BYTES\n"
-"                      the simulated machine, as for run\n"
+"  --queues N, --queue-size N, --threads N, --inline, --poll-us N,\n"
+"  --ram BYTES         the simulated machine, as for run\n"
 "  --max-files N       guest open files (16..1048576, default 4096)\n"
 "  --debug             libfuse logs every host request on stderr\n"
 "  --dax, --dax-window SIZE\n"
@@ -542,6 +542,7 @@ static const struct vqf_cli_num_opt mount_nums[] = {
 	{ "--queues", false, 1, 64 },
 	{ "--queue-size", false, 8, 1024 },
 	{ "--threads", false, 0, 256 },
+	{ "--poll-us", false, 0, 10000 },
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--max-files", false, 16, 1u << 20 },
 	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
@@ -556,6 +557,8 @@ static void set_mount_num(struct mount_opts *o, const char *name,
 		o->queue_size = v;
 	else if (!strcmp(name, "--threads"))
 		o->threads = v;
+	else if (!strcmp(name, "--poll-us"))
+		o->poll_us = v;
 	else if (!strcmp(name, "--ram"))
 		o->ram = v;
 	else if (!strcmp(name, "--dax-window"))
@@ -769,6 +772,7 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.queues = o->queues;
 	sc.queue_size = o->queue_size;
 	sc.threads = o->threads;
+	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
 	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);

@@ -82,6 +82,10 @@ static void usage(FILE *f)
 "  --inline            the device runs in the kicking guest thread (QEMU\n"
 "                      without ioeventfd) and the guest reaps its own\n"
 "                      completions: no thread hand-off per request\n"
+"  --poll-us N         threaded device: after serving, its queue threads\n"
+"                      poll the rings, and callers their replies, for up\n"
+"                      to N us (adaptive) before sleeping (0..10000,\n"
+"                      default 0: off; ignored with --inline)\n"
 "  --ram BYTES         guest RAM (16M..16G, default 256M)\n"
 "  --seed N            random offsets of rand* (default fixed)\n"
 "  --json              print the results as JSON instead of a table\n"
@@ -214,6 +218,7 @@ struct run_opts {
 	enum vqf_sim_fs fs;
 	struct vqf_wl_cfg wl;
 	unsigned int queues, queue_size, threads;
+	unsigned int poll_us;		/* --poll-us (0: off) */
 	unsigned long long ram;
 	bool json, quiet, inline_kick, dax;
 	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
@@ -244,6 +249,7 @@ static const struct vqf_cli_num_opt num_opts[] = {
 	 */
 	{ "--queue-size", false, 8, 1024 },
 	{ "--threads", false, 0, 256 },
+	{ "--poll-us", false, 0, 10000 },
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--seed", false, 0, UINT_MAX },
 	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
@@ -268,6 +274,8 @@ static int set_num(struct run_opts *o, const char *name,
 		o->queue_size = v;
 	else if (!strcmp(name, "--threads"))
 		o->threads = v;
+	else if (!strcmp(name, "--poll-us"))
+		o->poll_us = v;
 	else if (!strcmp(name, "--ram"))
 		o->ram = v;
 	else if (!strcmp(name, "--seed"))
@@ -495,12 +503,13 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	printf(",\n  \"workload\": ");
 	json_str(vqf_wl_kind_name(wl->kind));
 	printf(",\n  \"queues\": %u,\n  \"queue_size\": %u,\n"
-	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"guests\": %u,\n"
-	       "  \"jobs\": %u,\n"
+	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"poll_us\": %u,\n"
+	       "  \"guests\": %u,\n  \"jobs\": %u,\n"
 	       "  \"files\": %u,\n  \"size\": %llu,\n  \"bs\": %llu,\n"
 	       "  \"timeout_seconds\": %.3f,\n",
 	       o->queues, o->queue_size, o->threads,
-	       json_bool(o->inline_kick), o->guests ? o->guests : 1, wl->jobs,
+	       json_bool(o->inline_kick), o->poll_us,
+	       o->guests ? o->guests : 1, wl->jobs,
 	       wl->kind == VQF_WL_SMALLFILE ? wl->files : wl->jobs,
 	       (unsigned long long)wl->size, (unsigned long long)wl->bs,
 	       o->timeout > 0 ? o->timeout : 1.0);
@@ -600,6 +609,8 @@ static void print_title(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
 	       o->threads, o->inline_kick ? " (inline)" : "",
 	       o->guests ? o->guests : 1, wl->jobs);
+	if (o->poll_us && !o->inline_kick)
+		printf("polling up to %u us, ", o->poll_us);
 	if (wl->kind == VQF_WL_SMALLFILE)
 		printf("%u files x %llu B per job", wl->files,
 		       (unsigned long long)wl->size);
@@ -951,6 +962,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.queue_size = o->queue_size;
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
+	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.ram = o->ram;
 	sc.guests = o->guests;
 	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);

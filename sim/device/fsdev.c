@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "vqf_vring_poll.h"
 #include "vqf_vring_thread.h"
 
 #define FSDEV_MAX_QUEUES	(2 + 64)
@@ -48,6 +49,7 @@ struct fsq {
 	pthread_mutex_t push_lock;
 	pthread_mutex_t pop_lock;	/* inline kicks vs. each other, reset */
 	unsigned int seg_cap;
+	u64 poll_win;		/* current poll window, ns (queue thread) */
 
 	/* Fault plan state, request queues only; reset by start(). */
 	u64 seq;		/* chains popped: the plan's clock (pop_lock) */
@@ -1311,12 +1313,64 @@ static void run_queue(struct fsq *q, struct fsreq **spare, bool tick)
 	}
 }
 
+/*
+ * After serving, spin on the available ring for the queue's window
+ * (cfg.poll_ns, adapted) before going to sleep.  Kicks stay suppressed
+ * meanwhile: the caller disabled them before popping (NO_NOTIFY), and
+ * with EVENT_IDX avail_event stays where the last enable_notify left it,
+ * behind what we have popped, so the driver sees no need to kick.  On a
+ * miss the caller enables kicks, re-checks the ring and only then sleeps
+ * (virtio 1.2, 2.7.10): a chain published during that sequence is either
+ * seen by the re-check or kicked.  Returns true when chains turned up;
+ * *@spun gets the ns spent.
+ */
+static bool q_poll(struct fsq *q, u64 *spun)
+{
+	u64 start, now;
+	unsigned int i = 0;
+
+	*spun = 0;
+	if (!q->poll_win)
+		return false;
+	start = now = vqf_poll_now_ns();
+	for (;;) {
+		if (vqf_vring_dev_avail_pending(q->vr))
+			break;
+		/* The clock every few rounds: a vDSO call costs more
+		 * than a look at avail->idx.  A reset waits for the
+		 * window to end (the sleep after it sees the stop).
+		 */
+		if (!(++i & 15)) {
+			now = vqf_poll_now_ns();
+			if (now - start >= q->poll_win)
+				break;
+		}
+		vqf_cpu_relax();
+	}
+	now = vqf_poll_now_ns();
+	*spun = now - start;
+	pthread_mutex_lock(&q->d->slock);
+	q->d->st.poll_spin_ns += *spun;
+	if (vqf_vring_dev_avail_pending(q->vr)) {
+		q->d->st.poll_hits++;
+		pthread_mutex_unlock(&q->d->slock);
+		/* Within the window: the window stays. */
+		return true;
+	}
+	q->d->st.poll_misses++;
+	pthread_mutex_unlock(&q->d->slock);
+	return false;
+}
+
 static void *queue_main(void *arg)
 {
 	struct fsq *q = arg;
 	struct fsreq *r = NULL;
 	bool ok = true;
+	u64 max = q->hiprio ? 0 : q->d->cfg.poll_ns, spun = 0, t0;
+	bool adapt = max && !q->d->cfg.poll_fixed;
 
+	q->poll_win = adapt ? 0 : max;
 	for (;;) {
 		if (q->notif) {
 			notif_flush(q);
@@ -1327,11 +1381,21 @@ static void *queue_main(void *arg)
 		if (ok) {
 			vqf_vring_dev_disable_notify(q->vr);
 			ok = pop_all(q, &r, false) != POP_BROKEN;
+			if (ok && max && q_poll(q, &spun))
+				continue;
 			if (ok && !vqf_vring_dev_enable_notify(q->vr))
 				continue;
 		}
+		t0 = adapt ? vqf_poll_now_ns() : 0;
 		if (!q_sleep(q))
 			break;
+		/* How long the next chain took to come, polling included:
+		 * grow the window if polling would have caught it.
+		 */
+		if (adapt && ok)
+			q->poll_win = vqf_poll_adapt(q->poll_win, max, spun +
+						     vqf_poll_now_ns() - t0);
+		spun = 0;
 	}
 	free(r);
 	return NULL;

@@ -107,6 +107,16 @@ struct vqf_fsdev_cfg {
 	 * always has its own thread.
 	 */
 	bool inline_kick;
+	/*
+	 * Threaded queues (not inline_kick): after serving, a request
+	 * queue's thread keeps checking the available ring for up to this
+	 * many ns, with the driver's kicks suppressed, before it re-enables
+	 * them and sleeps on the kick eventfd (QEMU's iothread poll-max-ns,
+	 * a vhost-user back-end polling its rings).  The window adapts per
+	 * queue between 0 and this (vqf_vring_poll.h).  0: sleep at once.
+	 */
+	u64 poll_ns;
+	bool poll_fixed;	/* always poll for poll_ns, no adapting */
 	/* Device features never offered (mask of 1ULL << bit), for tests. */
 	u64 features_withheld;
 	/* Faults to inject (copied; NULL: none).  Needs inline_kick; see
@@ -163,6 +173,9 @@ struct vqf_fsdev_stats {
 	u64 notifies_dropped;	/* no notification buffer, queue full */
 	u64 queue_broken;	/* queues that broke (needs reset) */
 	u64 kicks;		/* kick eventfd wake-ups */
+	u64 poll_hits;		/* polls that found chains without a kick */
+	u64 poll_misses;	/* polls that ended in a sleep */
+	u64 poll_spin_ns;	/* time spent polling (CPU burnt) */
 	u64 interrupts;		/* call eventfd signals */
 	u64 bytes_in;		/* request bytes copied out of the guest */
 	u64 bytes_out;		/* reply bytes copied into the guest */

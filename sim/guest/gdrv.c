@@ -12,6 +12,7 @@
 #include "vqf_gdrv.h"
 #include "vqf_forget.h"
 #include "vqf_vring_drv.h"
+#include "vqf_vring_poll.h"
 #include "vqf_vring_thread.h"
 
 #include <errno.h>
@@ -75,6 +76,11 @@ struct gq {
 	bool running;
 	struct greq *pend_head, *pend_tail;
 	u64 npend;
+	/* Callers spinning on the used ring (lock): while there are any,
+	 * interrupts stay off and the last one to leave turns them on.
+	 */
+	unsigned int pollers;
+	u64 poll_win;		/* (lock) current poll window, ns */
 };
 
 struct vqf_gdrv {
@@ -524,7 +530,9 @@ static void repost_notify(struct gq *q, struct greq *r)
 /*
  * Takes every used buffer off @q and completes them outside the lock;
  * then refills the ring from the pending list (and, on hiprio, from the
- * forget queue).  Returns how many were taken.
+ * forget queue).  Returns how many were taken.  Interrupts are enabled
+ * again at the end (and the ring re-checked) unless callers are polling
+ * it: the last of them does it when it leaves.
  */
 static int drain_used(struct gq *q)
 {
@@ -556,7 +564,7 @@ static int drain_used(struct gq *q)
 				STAT_ADD(g, ring_errors, 1);
 			break;
 		}
-	} while (!vqf_vring_drv_enable_cb(q->vr));
+	} while (!q->pollers && !vqf_vring_drv_enable_cb(q->vr));
 	need = dispatch_pending_locked(q);
 	if (q->idx == 0)
 		need |= send_forgets_locked(g, q);
@@ -761,6 +769,91 @@ struct waiter {
 	bool done;
 };
 
+static bool waiter_done(struct waiter *w)
+{
+	bool done;
+
+	pthread_mutex_lock(&w->lock);
+	done = w->done;
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+/*
+ * Spins on the used ring of @c's queue for the queue's poll window,
+ * completing whatever turns up (ours or another caller's: get_buf under
+ * q->lock hands each buffer to one thread only), until @w says ours is
+ * done.  Interrupts are off meanwhile, so the device does not signal a
+ * completion thread we would only race with; the last poller to leave
+ * turns them on and re-checks the ring before anyone sleeps.  Sets *@qp
+ * and *@t0 (poll start) for the adaptation, *@qp NULL if the call was
+ * already complete.
+ */
+static void poll_reply(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
+		       struct waiter *w, struct gq **qp, u64 *t0)
+{
+	struct gq *q = NULL;
+	u64 win, now, start;
+	unsigned int i;
+	u16 seen, idx;
+	bool done = false;
+
+	pthread_mutex_lock(&g->lock);
+	if (c->priv)
+		q = ((struct greq *)c->priv)->q;
+	pthread_mutex_unlock(&g->lock);
+	*qp = q;
+	*t0 = start = vqf_poll_now_ns();
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	win = q->poll_win;
+	if (win) {
+		q->pollers++;
+		vqf_vring_drv_disable_cb(q->vr);
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (!win)
+		return;
+	/* What is there already, then whatever moves used->idx. */
+	seen = vqf_vring_drv_used_idx(q->vr);
+	drain_used(q);
+	for (i = 1;; i++) {
+		idx = vqf_vring_drv_used_idx(q->vr);
+		if (idx != seen) {
+			seen = idx;
+			drain_used(q);
+			done = waiter_done(w);
+			if (done)
+				break;
+		}
+		/* Every few rounds: the clock, and a reply another thread
+		 * (a poller, the completion thread) may have delivered.
+		 */
+		if (!(i & 15)) {
+			done = waiter_done(w);
+			if (done)
+				break;
+			now = vqf_poll_now_ns();
+			if (now - start >= win || is_dead(g))
+				break;
+		}
+		vqf_cpu_relax();
+	}
+	pthread_mutex_lock(&q->lock);
+	q->pollers--;
+	pthread_mutex_unlock(&q->lock);
+	drain_used(q);
+	now = vqf_poll_now_ns();
+	pthread_mutex_lock(&g->slock);
+	g->st.poll_spin_ns += now - start;
+	if (done)
+		g->st.poll_hits++;
+	else
+		g->st.poll_misses++;
+	pthread_mutex_unlock(&g->slock);
+}
+
 static void wake(void *ctx, struct vqf_gdrv_call *c)
 {
 	struct waiter *w = ctx;
@@ -783,6 +876,8 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 	static __thread struct waiter w;
 	static __thread bool w_ready;
 	struct timespec ts;
+	struct gq *pq = NULL;
+	u64 t0 = 0;
 	int ret;
 
 	pthread_mutex_lock(&g->lock);
@@ -810,6 +905,10 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 		if (!w.done && g->poll) {
 			pthread_mutex_unlock(&w.lock);
 			reap(g, c);
+			pthread_mutex_lock(&w.lock);
+		} else if (!w.done && g->cfg.poll_ns) {
+			pthread_mutex_unlock(&w.lock);
+			poll_reply(g, c, &w, &pq, &t0);
 			pthread_mutex_lock(&w.lock);
 		}
 		/* Again every @timeout_ms: an INTERRUPT that reached the
@@ -844,6 +943,17 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 			pthread_cond_wait(&w.cond, &w.lock);
 		pthread_mutex_unlock(&w.lock);
 		ret = c->result;
+		/* How long the reply took, polling included: grow the
+		 * queue's window if polling would have caught it.
+		 */
+		if (pq && !g->cfg.poll_fixed) {
+			u64 block = vqf_poll_now_ns() - t0;
+
+			pthread_mutex_lock(&pq->lock);
+			pq->poll_win = vqf_poll_adapt(pq->poll_win,
+						      g->cfg.poll_ns, block);
+			pthread_mutex_unlock(&pq->lock);
+		}
 	}
 	pthread_mutex_lock(&g->lock);
 	if (!--g->callers)
@@ -930,6 +1040,7 @@ static int setup_queue(struct vqf_gdrv *g, unsigned int idx, unsigned int num)
 	q->idx = idx;
 	q->num = num;
 	pthread_mutex_init(&q->lock, NULL);
+	q->poll_win = g->cfg.poll_fixed ? g->cfg.poll_ns : 0;
 	q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	q->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->kick_fd < 0 || q->call_fd < 0)

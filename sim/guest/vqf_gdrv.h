@@ -65,6 +65,16 @@ struct vqf_gdrv_cfg {
 	 * before sleeping (set when the device serves kicks inline).
 	 */
 	bool poll;
+	/*
+	 * For a threaded device: after its kick, the calling thread spins
+	 * on its queue's used ring for up to this many ns, with the queue's
+	 * interrupts suppressed, and completes what turns up (its own reply
+	 * and any other) before it sleeps (blk-mq polling, io_uring
+	 * IOPOLL, bounded).  The window adapts per queue between 0 and this
+	 * (vqf_vring_poll.h).  0: sleep at once.
+	 */
+	u64 poll_ns;
+	bool poll_fixed;	/* always poll for poll_ns, no adapting */
 	/* Called for each notification from the device (unique 0 replies):
 	 * @code is fuse_out_header.error, @data/@len the payload.
 	 */
@@ -102,6 +112,9 @@ struct vqf_gdrv_stats {
 	u64 destroy_skipped;
 	u64 kicks;		/* kick eventfd writes */
 	u64 irqs;		/* call eventfd wake-ups handled */
+	u64 poll_hits;		/* calls whose reply came while polling */
+	u64 poll_misses;	/* calls that polled, then slept */
+	u64 poll_spin_ns;	/* time callers spent polling (CPU burnt) */
 	u64 notifications;	/* notifications received */
 	u64 bad_replies;	/* replies refused by vqf_req_complete() */
 	u64 ring_errors;	/* used rings the device broke (once each) */

@@ -128,6 +128,8 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 		dc.ver_table = vqf_hub_table(s->hub, &dc.ver_table_size);
 	}
 	dc.inline_kick = cfg->inline_kick;
+	dc.poll_ns = cfg->poll_ns;
+	dc.poll_fixed = cfg->poll_fixed;
 	if (cfg->trace && !idx) {
 		dc.trace = dev_trace;
 		dc.trace_ctx = cfg->trace;
@@ -146,6 +148,10 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
 	gc.notification = cfg->notification;
 	gc.poll = gc.poll || cfg->inline_kick;
+	if (!gc.poll_ns && !cfg->inline_kick) {
+		gc.poll_ns = cfg->poll_ns;
+		gc.poll_fixed = cfg->poll_fixed;
+	}
 	gc.shared_version = cfg->cli.cache == VQF_GCLI_CACHE_SHARED &&
 			    dc.ver_table;
 	if (!gc.notify) {

@@ -36,6 +36,12 @@ struct vqf_sim_cfg {
 	 * and the driver reaps in the calling thread: no hand-offs.
 	 */
 	bool inline_kick;
+	/* Threaded device: adaptive polling windows of up to this many ns
+	 * on both sides (vqf_fsdev_cfg.poll_ns, and vqf_gdrv_cfg.poll_ns
+	 * unless drv sets its own).  0: sleep on the eventfds at once.
+	 */
+	u64 poll_ns;
+	bool poll_fixed;	/* the whole window every time (tests) */
 	const char *tag;		/* (NULL: "vqfuse") */
 	/* Device fault plan, copied by vqf_sim_new() (NULL: none); needs
 	 * inline_kick.  See vqf_fault.h.

@@ -159,6 +159,13 @@ int vqf_vring_drv_get_buf(struct vqf_vring_drv *vq, void **cookie, u32 *len);
 /* Whether the device has published used entries not yet taken. */
 bool vqf_vring_drv_more_used(const struct vqf_vring_drv *vq);
 
+/*
+ * The device's used->idx as it is now, read once and touching no driver
+ * state: any thread may call it without the queue's serialisation, e.g.
+ * to spin until it moves before taking the lock for get_buf.
+ */
+u16 vqf_vring_drv_used_idx(const struct vqf_vring_drv *vq);
+
 /* Ask the device not to interrupt (best effort: it may still). */
 void vqf_vring_drv_disable_cb(struct vqf_vring_drv *vq);
 

@@ -424,6 +424,11 @@ bool vqf_vring_drv_more_used(const struct vqf_vring_drv *vq)
 	return le16_to_cpu(READ_ONCE(vq->used->idx)) != vq->last_used;
 }
 
+u16 vqf_vring_drv_used_idx(const struct vqf_vring_drv *vq)
+{
+	return le16_to_cpu(READ_ONCE(vq->used->idx));
+}
+
 void vqf_vring_drv_disable_cb(struct vqf_vring_drv *vq)
 {
 	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT)

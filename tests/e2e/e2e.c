@@ -28,6 +28,21 @@ void e2e_pick_fs(int argc, char **argv)
 					   VQF_SIM_FS_VQFUSE;
 }
 
+u64 e2e_poll_ns;
+
+void e2e_pick_poll(int argc, char **argv)
+{
+	const char *s = getenv("VQF_E2E_POLL_US");
+
+	e2e_poll_ns = s ? strtoull(s, NULL, 0) * 1000 : 0;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "poll"))
+			e2e_poll_ns = 20000;
+	if (e2e_poll_ns)
+		fprintf(stderr, "e2e: polling up to %llu ns\n",
+			(unsigned long long)e2e_poll_ns);
+}
+
 const char *e2e_fs_name(enum vqf_sim_fs fs)
 {
 	return fs == VQF_SIM_FS_PTLL ? "passthrough_ll" : "vqfuse";
@@ -98,6 +113,8 @@ int e2e_new(struct e2e **out, const struct vqf_sim_cfg *tmpl, int force_fs)
 	e->fs = force_fs >= 0 ? (enum vqf_sim_fs)force_fs : e2e_fs;
 	cfg.shared = e->dir;
 	cfg.fs = e->fs;
+	if (!cfg.poll_ns && !cfg.inline_kick)
+		cfg.poll_ns = e2e_poll_ns;
 	if (!cfg.ram)
 		cfg.ram = 64 << 20;
 	ret = vqf_sim_new(&cfg, &e->s);

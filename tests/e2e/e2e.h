@@ -31,6 +31,14 @@ extern enum vqf_sim_fs e2e_fs;
 void e2e_pick_fs(int argc, char **argv);
 const char *e2e_fs_name(enum vqf_sim_fs fs);
 
+/*
+ * Adaptive polling for every machine e2e_new() makes (vqf_sim_cfg.poll_ns,
+ * unless the template sets it or inline kicks): any argument "poll" gives
+ * 20 us, else env VQF_E2E_POLL_US; 0 (off) otherwise.  Sets e2e_poll_ns.
+ */
+extern u64 e2e_poll_ns;
+void e2e_pick_poll(int argc, char **argv);
+
 /* Under valgrind (env VQF_UNDER_VALGRIND): use smaller counts. */
 bool e2e_slow(void);
 /* Fixed seed, overridable by env VQF_SEED. */

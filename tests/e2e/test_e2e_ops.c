@@ -1318,6 +1318,7 @@ int main(int argc, char **argv)
 	char name[64];
 
 	e2e_pick_fs(argc, argv);
+	e2e_pick_poll(argc, argv);
 	snprintf(name, sizeof(name), "e2e_ops/%s", e2e_fs_name(e2e_fs));
 	return _cmocka_run_group_tests(name, tests,
 				       sizeof(tests) / sizeof(tests[0]),

@@ -1079,7 +1079,7 @@ static void test_inline_lock_wait_bounded(void **state)
 	done_machine(e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_full),
@@ -1094,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_inline_lock_wait_bounded),
 	};
 
+	e2e_pick_poll(argc, argv);
 	/* A last resort: CI must not hang on a stuck machine. */
 	alarm(e2e_slow() ? 900 : 120);
 	return cmocka_run_group_tests_name("e2e_transport", tests, NULL,

@@ -10,14 +10,19 @@
  *   (d) sim+vqfuse the simulated guest over vqfuse's own passthrough.
  *   (e), (f)       (c) and (d) with inline kicks: the device runs in the
  *                  kicking thread, the caller reaps its own reply.
+ *   (g), (h)       (c) and (d) with adaptive polling (--poll-us): the
+ *                  device's queue thread polls the avail ring, the caller
+ *                  its used ring, before sleeping on the eventfds.
  *
  * passthrough_ll is mounted with cache=never (entry and attribute timeouts
  * 0, direct_io) because the simulated guest is cache=none: both send every
  * operation to the server.  Rounds alternate the stacks; the median of the
  * rounds is reported per phase, with ratios c/b, d/b, d/a and the same
- * for the inline-kick stacks (e), (f).  ls-l on (a) and (b) is getdents
- * (the host kernel picks READDIRPLUS on the mount), lstat and lgetxattr,
- * as on the simulated stacks, which list with READDIRPLUS.
+ * for the inline-kick stacks (e), (f) and the polled ones (g), (h).  ls-l
+ * on (a) and (b) is getdents (the host kernel picks READDIRPLUS on the
+ * mount), lstat and lgetxattr, as on the simulated stacks, which list
+ * with READDIRPLUS.  After the workload, each stack times --stats stat
+ * calls of one file (the latency of one request's round trip).
  */
 #define _GNU_SOURCE
 #include "vqf_wl_sim.h"
@@ -43,12 +48,14 @@
 enum {
 	ST_NATIVE, ST_KERNEL, ST_SIM_PTLL, ST_SIM_VQF,
 	ST_INL_PTLL, ST_INL_VQF,	/* the same two with inline kicks */
+	ST_POLL_PTLL, ST_POLL_VQF,	/* threaded, polling */
 	ST_NR
 };
 
 static const char *const st_name[ST_NR] = {
 	"(a) native", "(b) kernel+ptll", "(c) sim+ptll", "(d) sim+vqfuse",
 	"(e) inline+ptll", "(f) inline+vqfuse",
+	"(g) poll+ptll", "(h) poll+vqfuse",
 };
 
 #define MAX_RUNS	15
@@ -59,7 +66,8 @@ static const char *const st_name[ST_NR] = {
 
 struct bench {
 	struct vqf_wl_cfg wl;
-	unsigned int queues, threads, runs;
+	unsigned int queues, threads, runs, poll_us, nstats;
+	bool want[ST_NR];		/* --stacks */
 	const char *ptll;
 	char base[BASE_LEN];
 	char dir[ST_NR][PATH_LEN];
@@ -69,6 +77,13 @@ struct bench {
 	/* ops/s per stack, phase, round */
 	double ops[ST_NR][NPHASES][MAX_RUNS];
 	double req[ST_NR][NPHASES];	/* requests/op, last round */
+	double stat_us[ST_NR][MAX_RUNS];	/* us per stat, per round */
+	/* Transport per request over the whole run, last round: kicks,
+	 * interrupts, polls that caught their work on the device and in
+	 * the driver, and us spent spinning on each side.
+	 */
+	double kick[ST_NR], irq[ST_NR], dhit[ST_NR], ghit[ST_NR];
+	double dspin[ST_NR], gspin[ST_NR];
 	const char *phase[NPHASES];
 	unsigned int nphases;
 };
@@ -81,14 +96,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: bench-smallfile [--files N] [--size BYTES] [--jobs N] [--queues N]\n"
-"                       [--threads N] [--runs N] [--ptll PATH]\n"
+"                       [--threads N] [--runs N] [--poll-us N] [--stats N]\n"
+"                       [--stacks LETTERS] [--ptll PATH]\n"
 "\n"
 "Runs the smallfile workload (create, ls-l, read, append, rename,\n"
 "delete-renamed) on (a) a native directory, (b) libfuse3's passthrough_ll\n"
 "mounted through /dev/fuse with cache=never, (c) the simulated guest over\n"
 "passthrough_ll and (d) the simulated guest over vqfuse's passthrough, and\n"
 "prints the median ops/s of the rounds and the ratios c/b, d/b, d/a,\n"
-"e/b, f/b and f/a ((e), (f): (c), (d) with inline kicks).\n"
+"e/b, f/b and f/a ((e), (f): (c), (d) with inline kicks), g/b, h/b and\n"
+"h/d ((g), (h): (c), (d) polling), then the latency of a stat.\n"
 "\n"
 "  --files N      files per job (default 1000)\n"
 "  --size BYTES   file size (default 4096)\n"
@@ -96,6 +113,10 @@ static void usage(FILE *f)
 "  --queues N     simulated request queues (default 1)\n"
 "  --threads N    simulated device workers (default 0: inline)\n"
 "  --runs N       rounds, stacks alternating (1..%d, default 3)\n"
+"  --poll-us N    polling window of (g), (h) in us (1..10000, default 50)\n"
+"  --stats N      stat calls timed per stack and round (0..10^7, default\n"
+"                 2000; 0: none)\n"
+"  --stacks L     only these stacks, e.g. cdgh (default abcdefgh)\n"
 "  --ptll PATH    the passthrough_ll executable (default: the one built\n"
 "                 with this program)\n"
 "Temporary directories are made under $TMPDIR (default /tmp).\n",
@@ -128,6 +149,10 @@ static int parse(int argc, char **argv, struct bench *b)
 	b->wl.jobs = 1;
 	b->queues = 1;
 	b->runs = 3;
+	b->poll_us = 50;
+	b->nstats = 2000;
+	for (int s = 0; s < ST_NR; s++)
+		b->want[s] = true;
 	b->ptll = VQF_PTLL_EXE;
 	for (int i = 1; i < argc; i++) {
 		static const struct {
@@ -140,6 +165,8 @@ static int parse(int argc, char **argv, struct bench *b)
 			{ "--queues", 1, 64 },
 			{ "--threads", 0, 256 },
 			{ "--runs", 1, MAX_RUNS },
+			{ "--poll-us", 1, 10000 },
+			{ "--stats", 0, 10000000 },
 		};
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned long long n;
@@ -152,6 +179,19 @@ static int parse(int argc, char **argv, struct bench *b)
 		i++;
 		if (!strcmp(o, "--ptll") && v) {
 			b->ptll = v;
+			continue;
+		}
+		if (!strcmp(o, "--stacks") && v && *v) {
+			for (int s = 0; s < ST_NR; s++)
+				b->want[s] = strchr(v, 'a' + s) != NULL;
+			for (const char *c = v; *c; c++) {
+				if (*c < 'a' || *c >= 'a' + ST_NR) {
+					fprintf(stderr, "bench-smallfile: "
+						"--stacks: no stack '%c'\n",
+						*c);
+					return -1;
+				}
+			}
 			continue;
 		}
 		for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
@@ -178,6 +218,12 @@ static int parse(int argc, char **argv, struct bench *b)
 			break;
 		case 4:
 			b->threads = n;
+			break;
+		case 6:
+			b->poll_us = n;
+			break;
+		case 7:
+			b->nstats = n;
 			break;
 		default:
 			b->runs = n;
@@ -347,6 +393,44 @@ static void umount_ptll(struct bench *b)
 	sig_mnt[0] = 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* us per stat of one file, or a negative errno. */
+static double stat_latency(const struct vqf_wl_fs *fs, unsigned int n)
+{
+	static const char name[] = "vqf-bench-stat";
+	struct stat st;
+	double t0, t1;
+	int fd, ret = 0;
+
+	fd = fs->open(fs->ctx, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0)
+		return fd;
+	fs->close(fs->ctx, fd);
+	t0 = now_s();
+	for (unsigned int i = 0; i < n && !ret; i++)
+		ret = fs->stat(fs->ctx, name, &st);
+	t1 = now_s();
+	fs->unlink(fs->ctx, name);
+	return ret ? ret : (t1 - t0) * 1e6 / n;
+}
+
+static bool is_inline(int st)
+{
+	return st == ST_INL_PTLL || st == ST_INL_VQF;
+}
+
+static bool is_poll(int st)
+{
+	return st == ST_POLL_PTLL || st == ST_POLL_VQF;
+}
+
 static int run_one(struct bench *b, int st, unsigned int round)
 {
 	struct vqf_wl_result res;
@@ -363,11 +447,13 @@ static int run_one(struct bench *b, int st, unsigned int round)
 	} else {
 		struct vqf_sim_cfg sc = {
 			.shared = b->dir[st],
-			.fs = st == ST_SIM_PTLL || st == ST_INL_PTLL ?
+			.fs = st == ST_SIM_PTLL || st == ST_INL_PTLL ||
+			      st == ST_POLL_PTLL ?
 			      VQF_SIM_FS_PTLL : VQF_SIM_FS_VQFUSE,
 			.queues = b->queues,
 			.threads = b->threads,
-			.inline_kick = st >= ST_INL_PTLL,
+			.inline_kick = is_inline(st),
+			.poll_ns = is_poll(st) ? b->poll_us * 1000ULL : 0,
 		};
 
 		ret = vqf_sim_new(&sc, &sim);
@@ -376,6 +462,29 @@ static int run_one(struct bench *b, int st, unsigned int round)
 		vqf_wl_sim_fs(sim, st_name[st], &fs);
 	}
 	ret = vqf_wl_run(&fs, &b->wl, &res);
+	if (!ret && b->nstats) {
+		double us = stat_latency(&fs, b->nstats);
+
+		if (us < 0) {
+			snprintf(res.errmsg, sizeof(res.errmsg),
+				 "stat latency: %s", strerror((int)-us));
+			ret = (int)us;
+		}
+		b->stat_us[st][round] = us;
+	}
+	if (!ret && sim) {
+		struct vqf_sim_stats ss;
+		double nr;
+
+		vqf_sim_get_stats(sim, &ss);
+		nr = ss.drv.submitted ? (double)ss.drv.submitted : 1;
+		b->kick[st] = ss.drv.kicks / nr;
+		b->irq[st] = ss.drv.irqs / nr;
+		b->dhit[st] = ss.dev.poll_hits / nr;
+		b->ghit[st] = ss.drv.poll_hits / nr;
+		b->dspin[st] = ss.dev.poll_spin_ns / 1e3 / nr;
+		b->gspin[st] = ss.drv.poll_spin_ns / 1e3 / nr;
+	}
 	if (sim)
 		vqf_sim_free(sim);
 	else
@@ -435,6 +544,8 @@ static void report(const struct bench *b)
 		{ ST_SIM_PTLL, ST_KERNEL }, { ST_SIM_VQF, ST_KERNEL },
 		{ ST_SIM_VQF, ST_NATIVE }, { ST_INL_PTLL, ST_KERNEL },
 		{ ST_INL_VQF, ST_KERNEL }, { ST_INL_VQF, ST_NATIVE },
+		{ ST_POLL_PTLL, ST_KERNEL }, { ST_POLL_VQF, ST_KERNEL },
+		{ ST_POLL_VQF, ST_SIM_VQF },
 	};
 	const unsigned int npair = sizeof(pair) / sizeof(pair[0]);
 	char c[16];
@@ -469,8 +580,30 @@ static void report(const struct bench *b)
 	for (unsigned int i = 0; i < b->nphases; i++)
 		printf("%-15s %15.2f %15.2f\n", b->phase[i],
 		       b->req[ST_SIM_PTLL][i], b->req[ST_SIM_VQF][i]);
+	if (b->nstats) {
+		printf("\nstat of one file, %u calls, median of %u round(s); "
+		       "transport per request over the whole run (last "
+		       "round):\n%-18s %8s %8s %8s %9s %9s %10s %10s\n",
+		       b->nstats, b->runs, "stack", "us/stat", "kick/rq",
+		       "irq/rq", "dev-poll", "drv-poll", "dev-spin-us",
+		       "drv-spin-us");
+		for (int s = 0; s < ST_NR; s++) {
+			if (b->skip[s])
+				continue;
+			printf("%-18s %8.2f", st_name[s],
+			       median(b->stat_us[s], b->runs));
+			if (s >= ST_SIM_PTLL)
+				printf(" %8.2f %8.2f %9.2f %9.2f %10.2f "
+				       "%10.2f", b->kick[s], b->irq[s],
+				       b->dhit[s], b->ghit[s], b->dspin[s],
+				       b->gspin[s]);
+			printf("\n");
+		}
+		printf("(dev-poll, drv-poll: polls per request that caught "
+		       "their work; *-spin-us: CPU time spun per request)\n");
+	}
 	for (int s = 0; s < ST_NR; s++)
-		if (b->skip[s])
+		if (b->skip[s] && b->want[s])
 			printf("%s skipped: %s\n", st_name[s], b->why[s]);
 }
 
@@ -479,7 +612,7 @@ int main(int argc, char **argv)
 	static struct bench b;
 	static const char *const sub[ST_NR] = {
 		"native", "ptll-source", "sim-ptll", "sim-vqfuse",
-		"inline-ptll", "inline-vqfuse",
+		"inline-ptll", "inline-vqfuse", "poll-ptll", "poll-vqfuse",
 	};
 	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -526,10 +659,18 @@ int main(int argc, char **argv)
 	       "(c),(d) simulated guest cache=none, %u queue(s) x 128, "
 	       "device threads %u;\n"
 	       "(e),(f) the same with inline kicks (device in the kicking "
-	       "thread, caller reaps)\n", b.queues, b.threads);
+	       "thread, caller reaps);\n"
+	       "(g),(h) the same threaded, polling up to %u us on both sides "
+	       "(adaptive)\n", b.queues, b.threads, b.poll_us);
+	for (int s = 0; s < ST_NR; s++)
+		if (!b.want[s]) {
+			b.skip[s] = true;
+			snprintf(b.why[s], sizeof(b.why[s]), "not asked");
+		}
 	fflush(stdout);
-	b.skip[ST_KERNEL] = mount_ptll(&b) != 0;
-	if (b.skip[ST_KERNEL])
+	if (!b.skip[ST_KERNEL])
+		b.skip[ST_KERNEL] = mount_ptll(&b) != 0;
+	if (b.skip[ST_KERNEL] && b.want[ST_KERNEL])
 		fprintf(stderr, "bench-smallfile: (b) skipped: %s\n",
 			b.why[ST_KERNEL]);
 
