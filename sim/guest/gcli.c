@@ -197,7 +197,9 @@ static void dax_reap(struct vqf_gcli *c)
 			return;
 		gdax_inode_evict(&c->dax, &i->gdi);
 		vqf_gdrv_forget(c->g, i->nodeid, i->nlookup);
-		STAT_ADD(c, forgets, i->nlookup);
+		pthread_mutex_lock(&c->lock);	/* as trim_locked() counts */
+		c->st.forgets += i->nlookup;
+		pthread_mutex_unlock(&c->lock);
 		gc_pages_free(&i->pc);
 		free(i);
 	}
