@@ -500,7 +500,10 @@ int main(int argc, char **argv)
 					    &t[k][st]))
 				goto out;
 	printf("4 KiB I/O on a %llu MiB file; MB/s (FUSE requests per MB, "
-	       "ranges reclaimed)\n", size >> 20);
+	       "ranges reclaimed); DAX window %llu MiB, dax-rc %llu MiB "
+	       "(2 MiB ranges)\n", size >> 20,
+	       2 * pow2_at_least(size) >> 20,
+	       2 * pow2_at_least(size) / 8 >> 20);
 	printf("%-10s", "workload");
 	for (st = 0; st < ST_NR; st++)
 		printf(" %24s", st_name[st]);
