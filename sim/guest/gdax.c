@@ -472,7 +472,8 @@ static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
 
 	pthread_mutex_lock(&gi->pt);
 	if (gi->rwc && gi->rwc[k].r0 == r0 &&
-	    pte_usable(&gi->rwc[k].e, pos, write)) {
+	    pte_usable(&gi->rwc[k].e, pos, write) &&
+	    ++gi->rwc[k].hits % GDAX_RWC_LRU) {
 		p = &gi->rwc[k].e;
 		p->pins++;
 		*win = p->addr + (pos - r0);

@@ -28,8 +28,10 @@
  * through vqf_dax_map_begin() (installed under L shared, tried without
  * blocking, while the range reference is still held), so the next copy
  * in that range pins the entry under pt alone: one mutex instead of M,
- * a tree lookup and W twice.  Unlike the reference, these hits do not
- * move the range in the busy LRU (nor do mmap accesses, as upstream).
+ * a tree lookup and W twice.  Every GDAX_RWC_LRU-th hit of an entry
+ * takes the full way instead, so that a range used through the cache
+ * still moves to the busy LRU's tail (mmap accesses do not, as
+ * upstream's page-table accesses do not).
  *
  * Locks per inode: M (rwlock, lib), L (rwlock: faults shared, reclaim
  * and truncation exclusive), pt (mutex: the inode's vmas, their entries
@@ -109,7 +111,10 @@ struct gdax_ref {
 struct gdax_rwe {
 	struct gdax_pte e;
 	u64 r0;			/* file offset of the entry's range */
+	u32 hits;		/* every GDAX_RWC_LRU-th goes the full way */
 };
+
+#define GDAX_RWC_LRU	64
 
 struct gdax_inode {
 	struct vqf_dax_inode di;
