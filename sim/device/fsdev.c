@@ -1327,26 +1327,17 @@ static void run_queue(struct fsq *q, struct fsreq **spare, bool tick)
 static bool q_poll(struct fsq *q, u64 *spun)
 {
 	u64 start, now;
-	unsigned int i = 0;
 
 	*spun = 0;
 	if (!q->poll_win)
 		return false;
-	start = now = vqf_poll_now_ns();
-	for (;;) {
-		if (vqf_vring_dev_avail_pending(q->vr))
-			break;
-		/* The clock every few rounds: a vDSO call costs more
-		 * than a look at avail->idx.  A reset waits for the
-		 * window to end (the sleep after it sees the stop).
-		 */
-		if (!(++i & 15)) {
-			now = vqf_poll_now_ns();
-			if (now - start >= q->poll_win)
-				break;
-		}
-		vqf_cpu_relax();
-	}
+	start = vqf_poll_now_ns();
+	/* A reset waits for the window to end: the sleep after it sees
+	 * the stop.
+	 */
+	while (!vqf_vring_dev_avail_pending(q->vr) &&
+	       vqf_poll_now_ns() - start < q->poll_win)
+		vqf_poll_relax();
 	now = vqf_poll_now_ns();
 	*spun = now - start;
 	pthread_mutex_lock(&q->d->slock);

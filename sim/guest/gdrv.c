@@ -794,7 +794,6 @@ static void poll_reply(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 {
 	struct gq *q = NULL;
 	u64 win, now, start;
-	unsigned int i;
 	u16 seen, idx;
 	bool done = false;
 
@@ -818,27 +817,19 @@ static void poll_reply(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	/* What is there already, then whatever moves used->idx. */
 	seen = vqf_vring_drv_used_idx(q->vr);
 	drain_used(q);
-	for (i = 1;; i++) {
+	for (;;) {
 		idx = vqf_vring_drv_used_idx(q->vr);
 		if (idx != seen) {
 			seen = idx;
 			drain_used(q);
-			done = waiter_done(w);
-			if (done)
-				break;
 		}
-		/* Every few rounds: the clock, and a reply another thread
-		 * (a poller, the completion thread) may have delivered.
+		/* Ours may also come through another poller or the
+		 * completion thread.
 		 */
-		if (!(i & 15)) {
-			done = waiter_done(w);
-			if (done)
-				break;
-			now = vqf_poll_now_ns();
-			if (now - start >= win || is_dead(g))
-				break;
-		}
-		vqf_cpu_relax();
+		done = waiter_done(w);
+		if (done || vqf_poll_now_ns() - start >= win || is_dead(g))
+			break;
+		vqf_poll_relax();
 	}
 	pthread_mutex_lock(&q->lock);
 	q->pollers--;

@@ -68,6 +68,7 @@ struct bench {
 	struct vqf_wl_cfg wl;
 	unsigned int queues, threads, runs, poll_us, nstats;
 	bool want[ST_NR];		/* --stacks */
+	bool poll_fixed;		/* --poll-fixed */
 	const char *ptll;
 	char base[BASE_LEN];
 	char dir[ST_NR][PATH_LEN];
@@ -97,7 +98,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: bench-smallfile [--files N] [--size BYTES] [--jobs N] [--queues N]\n"
 "                       [--threads N] [--runs N] [--poll-us N] [--stats N]\n"
-"                       [--stacks LETTERS] [--ptll PATH]\n"
+"                       [--poll-fixed] [--stacks LETTERS] [--ptll PATH]\n"
 "\n"
 "Runs the smallfile workload (create, ls-l, read, append, rename,\n"
 "delete-renamed) on (a) a native directory, (b) libfuse3's passthrough_ll\n"
@@ -114,6 +115,7 @@ static void usage(FILE *f)
 "  --threads N    simulated device workers (default 0: inline)\n"
 "  --runs N       rounds, stacks alternating (1..%d, default 3)\n"
 "  --poll-us N    polling window of (g), (h) in us (1..10000, default 50)\n"
+"  --poll-fixed   (g), (h) poll the whole window every time (no adapting)\n"
 "  --stats N      stat calls timed per stack and round (0..10^7, default\n"
 "                 2000; 0: none)\n"
 "  --stacks L     only these stacks, e.g. cdgh (default abcdefgh)\n"
@@ -179,6 +181,11 @@ static int parse(int argc, char **argv, struct bench *b)
 		i++;
 		if (!strcmp(o, "--ptll") && v) {
 			b->ptll = v;
+			continue;
+		}
+		if (!strcmp(o, "--poll-fixed")) {
+			b->poll_fixed = true;
+			i--;
 			continue;
 		}
 		if (!strcmp(o, "--stacks") && v && *v) {
@@ -454,6 +461,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 			.threads = b->threads,
 			.inline_kick = is_inline(st),
 			.poll_ns = is_poll(st) ? b->poll_us * 1000ULL : 0,
+			.poll_fixed = b->poll_fixed,
 		};
 
 		ret = vqf_sim_new(&sc, &sim);
@@ -661,7 +669,8 @@ int main(int argc, char **argv)
 	       "(e),(f) the same with inline kicks (device in the kicking "
 	       "thread, caller reaps);\n"
 	       "(g),(h) the same threaded, polling up to %u us on both sides "
-	       "(adaptive)\n", b.queues, b.threads, b.poll_us);
+	       "(%s)\n", b.queues, b.threads, b.poll_us,
+	       b.poll_fixed ? "fixed" : "adaptive");
 	for (int s = 0; s < ST_NR; s++)
 		if (!b.want[s]) {
 			b.skip[s] = true;
