@@ -34,6 +34,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -124,9 +125,26 @@ static int count_fds(void)
 	return n;
 }
 
+static char dir[] = "/tmp/vqf-fuzz-vhost-XXXXXX";
+
+static int rm_one(const char *path, const struct stat *st, int type,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* The shared directory goes with the process. */
+static void rm_dir(void)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void setup(void)
 {
-	static char dir[] = "/tmp/vqf-fuzz-vhost-XXXXXX";
 	struct vqf_vhost_cfg vc = { 0 };
 	struct vqf_pt_config pc = { 0 };
 	const struct fuse_lowlevel_ops *ops;
@@ -135,6 +153,7 @@ static void setup(void)
 	size_t osz;
 
 	FZ_CHECK(mkdtemp(dir));
+	atexit(rm_dir);
 	pc.source = dir;
 	pc.io = VQF_PT_IO_PREAD;
 	pt = vqf_pt_new(&pc);
