@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,6 +86,7 @@ struct bench {
 	 */
 	double kick[ST_NR], irq[ST_NR], dhit[ST_NR], ghit[ST_NR];
 	double dspin[ST_NR], gspin[ST_NR];
+	double cpu[ST_NR];	/* process CPU us (user + sys) per request */
 	const char *phase[NPHASES];
 	unsigned int nphases;
 };
@@ -400,6 +402,16 @@ static void umount_ptll(struct bench *b)
 	sig_mnt[0] = 0;
 }
 
+/* CPU seconds (user + system) of the whole process so far. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -443,6 +455,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 	struct vqf_wl_result res;
 	struct vqf_wl_fs fs;
 	struct vqf_sim *sim = NULL;
+	double cpu0;
 	int ret;
 
 	if (st == ST_NATIVE || st == ST_KERNEL) {
@@ -469,6 +482,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 			goto fail_open;
 		vqf_wl_sim_fs(sim, st_name[st], &fs);
 	}
+	cpu0 = cpu_s();
 	ret = vqf_wl_run(&fs, &b->wl, &res);
 	if (!ret && b->nstats) {
 		double us = stat_latency(&fs, b->nstats);
@@ -492,6 +506,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 		b->ghit[st] = ss.drv.poll_hits / nr;
 		b->dspin[st] = ss.dev.poll_spin_ns / 1e3 / nr;
 		b->gspin[st] = ss.drv.poll_spin_ns / 1e3 / nr;
+		b->cpu[st] = (cpu_s() - cpu0) * 1e6 / nr;
 	}
 	if (sim)
 		vqf_sim_free(sim);
@@ -591,10 +606,10 @@ static void report(const struct bench *b)
 	if (b->nstats) {
 		printf("\nstat of one file, %u calls, median of %u round(s); "
 		       "transport per request over the whole run (last "
-		       "round):\n%-18s %8s %8s %8s %9s %9s %10s %10s\n",
+		       "round):\n%-18s %8s %8s %8s %9s %9s %10s %10s %8s\n",
 		       b->nstats, b->runs, "stack", "us/stat", "kick/rq",
-		       "irq/rq", "dev-poll", "drv-poll", "dev-spin-us",
-		       "drv-spin-us");
+		       "irq/rq", "dev-poll", "drv-poll", "dev-poll-us",
+		       "drv-poll-us", "cpu-us");
 		for (int s = 0; s < ST_NR; s++) {
 			if (b->skip[s])
 				continue;
@@ -602,13 +617,15 @@ static void report(const struct bench *b)
 			       median(b->stat_us[s], b->runs));
 			if (s >= ST_SIM_PTLL)
 				printf(" %8.2f %8.2f %9.2f %9.2f %10.2f "
-				       "%10.2f", b->kick[s], b->irq[s],
+				       "%10.2f %8.2f", b->kick[s], b->irq[s],
 				       b->dhit[s], b->ghit[s], b->dspin[s],
-				       b->gspin[s]);
+				       b->gspin[s], b->cpu[s]);
 			printf("\n");
 		}
 		printf("(dev-poll, drv-poll: polls per request that caught "
-		       "their work; *-spin-us: CPU time spun per request)\n");
+		       "their work; *-poll-us: time per request in the poll\n"
+		       "loops, yields included; cpu-us: the process's user + "
+		       "system CPU time per request)\n");
 	}
 	for (int s = 0; s < ST_NR; s++)
 		if (b->skip[s] && b->want[s])
