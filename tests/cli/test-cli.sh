@@ -103,7 +103,7 @@ expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
 	 --jobs --backend --json --cache --writeback --timeout --plot --trace --dax --dax-window ls-l \
-	 auto+wb always+wb shared --guests; do
+	 auto+wb always+wb shared --guests --poll-us; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
 expect 0 "help" help
@@ -130,6 +130,8 @@ expect_usage "--queues" run --shared "$D" --queues 0
 expect_usage "--queue-size" run --shared "$D" --queue-size 100
 expect_usage "--queue-size" run --shared "$D" --queue-size 4
 expect_usage "--threads" run --shared "$D" --threads x
+expect_usage "--poll-us" run --shared "$D" --poll-us 10001
+expect_usage "--poll-us" run --shared "$D" --poll-us -1
 expect_usage "nfs" run --shared "$D" --backend nfs
 expect_usage "tarball" run --shared "$D" --workload tarball
 expect_usage "--json" run --shared "$D" --json=yes
@@ -177,6 +179,16 @@ done
 expect 0 "seqread odd size" run --shared "$D" --workload seqread \
 	--size 100001 --bs 4096 --json --quiet && check_json seqread seqread
 check_dir "seqread odd size"
+
+# Polling (threaded device): the run succeeds, the JSON names the window.
+expect 0 "poll" run --shared "$D" --files 20 --jobs 2 --poll-us 50 \
+	--json --quiet && check_json smallfile $SF &&
+	python3 - "$OUT" <<'PY' || fail "poll: JSON poll_us"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["poll_us"] == 50 and d["inline"] is False, d
+PY
+check_dir "poll"
 
 # One cache mode: named in the JSON; writeback with none is accepted (and
 # does nothing: direct I/O).
