@@ -550,6 +550,41 @@ static void test_forget_clamped(void **state)
 }
 
 /*
+ * Without inotify the hub lstat()s every versioned node each period: a
+ * host chmod shows after the next rescan (vqf_hub_sync() runs one now).
+ */
+static void test_rescan_mode(void **state)
+{
+	struct vqf_hub_cfg hc = {
+		.watch = VQF_HUB_WATCH_RESCAN,
+		.rescan_ms = 60000,	/* only the rescans the test runs */
+	};
+	struct e2e *e = shared_machine(&hc, 0);
+	struct vqf_gcli *a = vqf_sim_cli(e->s);
+	struct vqf_hub_stats hs;
+	struct stat st;
+	u64 r0;
+
+	assert_int_equal(e2e_host_write(e2e_host(e, "rs"), "abc", 3, 0644),
+			 0);
+	assert_int_equal(vqf_gcli_lstat(a, "rs", &st), 0);
+	settle(e);		/* the first rescan records what it sees */
+	r0 = requests(e, 0);
+	assert_int_equal(vqf_gcli_lstat(a, "rs", &st), 0);
+	assert_int_equal(requests(e, 0), r0);
+	assert_int_equal(chmod(e2e_host(e, "rs"), 0600), 0);
+	settle(e);
+	assert_int_equal(vqf_gcli_lstat(a, "rs", &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(requests(e, 0) > r0);
+	hs = hub_stats(e);
+	assert_true(hs.rescans >= 2);
+	assert_true(hs.host_bumps >= 1);
+	assert_int_equal(hs.host_events, 0);
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/*
  * Two guests, two threads each, creating, changing and removing a small
  * set of names at random while looking at them.  Afterwards every guest
  * must see exactly what the host has, for every name: no stale answer
@@ -666,6 +701,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_slot_recycle),
 		cmocka_unit_test(test_forget_clamped),
+		cmocka_unit_test(test_rescan_mode),
 		cmocka_unit_test(test_stress_converges),
 	};
 
