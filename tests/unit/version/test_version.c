@@ -298,66 +298,77 @@ static void test_inode_backward(void **state)
 	}
 }
 
-static void test_dentry_with_device(void **state)
-{
+/* A directory "dir" (slot di, looked up) and a file (slot fi, not yet). */
+struct dir_rig {
 	struct rig r;
 	struct vqf_ver_inode dir, file;
 	struct vqf_ver_dentry pos, neg;
-	struct vqf_ver_stamp ps, es;
 	u64 di, fi;
+};
+
+static void dir_rig_init(struct dir_rig *d)
+{
+	rig_init(&d->r);
+	vqf_ver_inode_init(&d->dir);
+	vqf_ver_inode_init(&d->file);
+	vqf_ver_dentry_init(&d->pos);
+	vqf_ver_dentry_init(&d->neg);
+	d->di = vqf_ver_dev_alloc(&d->r.dev);
+	d->fi = vqf_ver_dev_alloc(&d->r.dev);
+	lookup(&d->r, &d->dir, d->di);
+}
+
+static void test_dentry_with_device(void **state)
+{
+	struct dir_rig d;
+	struct vqf_ver_stamp ps, es;
 
 	(void)state;
-	rig_init(&r);
-	vqf_ver_inode_init(&dir);
-	vqf_ver_inode_init(&file);
-	vqf_ver_dentry_init(&pos);
-	vqf_ver_dentry_init(&neg);
-	di = vqf_ver_dev_alloc(&r.dev);
-	fi = vqf_ver_dev_alloc(&r.dev);
-	lookup(&r, &dir, di);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_UNKNOWN);
+	dir_rig_init(&d);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos),
+			 VQF_VER_UNKNOWN);
 
 	/* "dir/a" exists, "dir/b" does not. */
-	ps = vqf_ver_sample(&r.gt, &dir);
-	es = lookup(&r, &file, fi);
-	vqf_ver_dentry_set(&r.gt, &pos, &es, &ps);
-	ps = vqf_ver_sample(&r.gt, &dir);
-	vqf_ver_dentry_set(&r.gt, &neg, NULL, &ps);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &neg), VQF_VER_VALID);
+	ps = vqf_ver_sample(&d.r.gt, &d.dir);
+	es = lookup(&d.r, &d.file, d.fi);
+	vqf_ver_dentry_set(&d.r.gt, &d.pos, &es, &ps);
+	ps = vqf_ver_sample(&d.r.gt, &d.dir);
+	vqf_ver_dentry_set(&d.r.gt, &d.neg, NULL, &ps);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_VALID);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.neg), VQF_VER_VALID);
 
 	/* chmod dir/a: the binding holds, the attributes do not. */
-	vqf_ver_dev_bump(&r.dev, fi);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
-	assert_int_equal(vqf_ver_inode_check(&r.gt, &file), VQF_VER_STALE);
+	vqf_ver_dev_bump(&d.r.dev, d.fi);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_VALID);
+	assert_int_equal(vqf_ver_inode_check(&d.r.gt, &d.file), VQF_VER_STALE);
 
 	/* create dir/c: only the parent moves; the negative must go. */
-	vqf_ver_dev_bump(&r.dev, di);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &neg), VQF_VER_STALE);
-	assert_int_equal(r.gt.stats.negative_stale, 1);
+	vqf_ver_dev_bump(&d.r.dev, d.di);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.neg), VQF_VER_STALE);
+	assert_int_equal(d.r.gt.stats.negative_stale, 1);
 	/* dir/a: parent moved and the chmod moved the inode: not provable. */
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_STALE);
-	assert_int_equal(r.gt.stats.dentry_stale, 1);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_STALE);
+	assert_int_equal(d.r.gt.stats.dentry_stale, 1);
 
 	/* Revalidate dir/a; then unlink it: parent and inode both move. */
-	ps = vqf_ver_sample(&r.gt, &dir);
-	es = lookup(&r, &file, fi);
-	vqf_ver_dentry_set(&r.gt, &pos, &es, &ps);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
-	vqf_ver_dev_bump(&r.dev, di);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
-	vqf_ver_dev_bump(&r.dev, fi);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_STALE);
+	ps = vqf_ver_sample(&d.r.gt, &d.dir);
+	es = lookup(&d.r, &d.file, d.fi);
+	vqf_ver_dentry_set(&d.r.gt, &d.pos, &es, &ps);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_VALID);
+	vqf_ver_dev_bump(&d.r.dev, d.di);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_VALID);
+	vqf_ver_dev_bump(&d.r.dev, d.fi);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_STALE);
 
 	/* A reply from the future is refused (table went backwards). */
-	es.version = r.table[fi] + 10;
-	vqf_ver_dentry_set(&r.gt, &pos, &es, &ps);
-	assert_int_equal(r.gt.stats.backward, 1);
-	ps.version = r.table[di] + 10;
-	vqf_ver_dentry_set(&r.gt, &neg, NULL, &ps);
-	assert_int_equal(r.gt.stats.backward, 2);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &neg), VQF_VER_STALE);
-	assert_int_equal(r.gt.stats.raced, 0);
+	es.version = d.r.table[d.fi] + 10;
+	vqf_ver_dentry_set(&d.r.gt, &d.pos, &es, &ps);
+	assert_int_equal(d.r.gt.stats.backward, 1);
+	ps.version = d.r.table[d.di] + 10;
+	vqf_ver_dentry_set(&d.r.gt, &d.neg, NULL, &ps);
+	assert_int_equal(d.r.gt.stats.backward, 2);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.neg), VQF_VER_STALE);
+	assert_int_equal(d.r.gt.stats.raced, 0);
 }
 
 /*
@@ -368,42 +379,32 @@ static void test_dentry_with_device(void **state)
  */
 static void test_dentry_keep_inode_half(void **state)
 {
-	struct rig r;
-	struct vqf_ver_inode dir, file;
-	struct vqf_ver_dentry pos, neg;
+	struct dir_rig d;
 	struct vqf_ver_stamp ps, es, kept;
-	u64 di, fi;
 
 	(void)state;
-	rig_init(&r);
-	vqf_ver_inode_init(&dir);
-	vqf_ver_inode_init(&file);
-	vqf_ver_dentry_init(&pos);
-	vqf_ver_dentry_init(&neg);
-	di = vqf_ver_dev_alloc(&r.dev);
-	fi = vqf_ver_dev_alloc(&r.dev);
-	lookup(&r, &dir, di);
-	ps = vqf_ver_sample(&r.gt, &dir);
-	es = lookup(&r, &file, fi);
-	vqf_ver_dentry_set(&r.gt, &pos, &es, &ps);
-	kept = vqf_ver_dentry_entry(&pos);
+	dir_rig_init(&d);
+	ps = vqf_ver_sample(&d.r.gt, &d.dir);
+	es = lookup(&d.r, &d.file, d.fi);
+	vqf_ver_dentry_set(&d.r.gt, &d.pos, &es, &ps);
+	kept = vqf_ver_dentry_entry(&d.pos);
 	assert_ptr_equal(kept.slot, es.slot);
 	assert_int_equal(kept.version, es.version);
-	vqf_ver_dentry_set(&r.gt, &neg, NULL, &ps);
-	kept = vqf_ver_dentry_entry(&neg);
+	vqf_ver_dentry_set(&d.r.gt, &d.neg, NULL, &ps);
+	kept = vqf_ver_dentry_entry(&d.neg);
 	assert_null(kept.slot);
 
 	/* Another name is created; then the directory is listed again. */
-	vqf_ver_dev_bump(&r.dev, di);
-	ps = vqf_ver_sample(&r.gt, &dir);
-	kept = vqf_ver_dentry_entry(&pos);
-	vqf_ver_dentry_set(&r.gt, &pos, &kept, &ps);
+	vqf_ver_dev_bump(&d.r.dev, d.di);
+	ps = vqf_ver_sample(&d.r.gt, &d.dir);
+	kept = vqf_ver_dentry_entry(&d.pos);
+	vqf_ver_dentry_set(&d.r.gt, &d.pos, &kept, &ps);
 	/* One more create: the parent half fails, the inode half holds. */
-	vqf_ver_dev_bump(&r.dev, di);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_VALID);
+	vqf_ver_dev_bump(&d.r.dev, d.di);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_VALID);
 	/* dir/a renamed away: its inode moves, the name is not proven. */
-	vqf_ver_dev_bump(&r.dev, fi);
-	assert_int_equal(vqf_ver_dentry_check(&r.gt, &pos), VQF_VER_STALE);
+	vqf_ver_dev_bump(&d.r.dev, d.fi);
+	assert_int_equal(vqf_ver_dentry_check(&d.r.gt, &d.pos), VQF_VER_STALE);
 }
 
 /* ---------------------------------------------------------------------- */
