@@ -17,11 +17,11 @@ rounds=${3:-2}
 . "$VQF_QEMU_SRC/qemu-lib.sh"
 
 ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
-fss="virtiofs 9p"
+fss=${VQF_BENCH_FS:-virtiofs 9p}
 if [ -f "$ko/vqfuse.ko" ]; then
 	fss="vqfuse $fss"
 else
-	echo "bench-qemu: no $ko/vqfuse.ko, measuring virtiofs and 9p only" >&2
+	echo "bench-qemu: no $ko/vqfuse.ko, measuring $fss only" >&2
 fi
 
 W=$VQF_QEMU_BIN/work/bench
@@ -29,6 +29,34 @@ rm -rf "$W"
 mkdir -p "$W/shared"
 trap 'vqf_stop_virtiofsd' EXIT INT TERM
 "$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/seq64.bin" 64 || exit 1
+
+# VQF_BENCH_TRACE=1: count the FUSE requests of each smallfile phase
+# (kprobes on fuse_simple_request/_background, by opcode; FORGETs are not
+# counted) and print them as "VQF-OPS FS PHASE OPCODE COUNT" lines.  The
+# probes slow every request: use it for counts, not for timings.
+trace_on=:
+trace_off=:
+if [ "${VQF_BENCH_TRACE:-0}" = 1 ]; then
+	T=/sys/kernel/tracing
+	trace_on="if [ \$fs != 9p ]; then
+		grep -q ' $T ' /proc/mounts || mount -t tracefs nodev $T
+		echo 0 >$T/tracing_on; echo >$T/trace
+		echo 8192 >$T/buffer_size_kb
+		echo 'p:vqfsync fuse_simple_request op=+8(%si):u32' >>$T/kprobe_events
+		echo 'p:vqfbg fuse_simple_background op=+8(%si):u32' >>$T/kprobe_events
+		echo 1 >$T/events/kprobes/enable; echo 1 >$T/tracing_on
+		export VQF_BENCH_MARK=$T/trace_marker
+	fi"
+	trace_off="if [ \$fs != 9p ]; then
+		unset VQF_BENCH_MARK
+		echo 0 >$T/tracing_on; echo 0 >$T/events/kprobes/enable
+		awk -v fs=\$fs '/tracing_mark_write: vqf-phase/ { ph = \$NF; next }
+			/ vqf(sync|bg): / && ph != \"\" && ph != \"end\" {
+				split(\$NF, o, \"=\"); c[ph \" \" o[2]]++ }
+			END { for (k in c) print \"VQF-OPS\", fs, k, c[k] }' $T/trace
+		echo >$T/trace; echo >$T/kprobe_events
+	fi"
+fi
 
 # 9p without a page cache (its default cache=none) and virtio-fs with
 # cache=auto: each as it is normally mounted; seqread drops the guest's
@@ -38,8 +66,11 @@ while [ \$r -le $rounds ]; do
 	for fs in $fss; do
 		echo \"VQF-BENCH-FS \$fs round \$r\"
 		vqf_fs_load \$fs && vqf_mount \$fs || { echo '# mount failed'; exit 1; }
+		$trace_on
 		vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
+		$trace_off
 		vqf-bench seqread \$MNT/seq64.bin || exit 1
+		if [ \$fs = vqfuse ]; then vqf_vqfuse_counters; fi
 		umount \$MNT && vqf_fs_unload \$fs || exit 1
 	done
 	r=\$((r + 1))
@@ -64,15 +95,17 @@ fi
 
 # Best round per (fs, figure); ratios against in-tree virtiofs and 9p.
 awk -v fss="$fss" '
-/^VQF-BENCH-FS / { fs = $2; next }
+/^VQF-BENCH-FS / { fs = $2; rnd = $4; if (rnd > nr) nr = rnd; next }
 /^BENCH smallfile / {
 	split($6, v, "="); key = fs SUBSEP $3
 	if (v[2] > best[key]) best[key] = v[2]
+	val[fs, rnd, $3] = v[2]
 	next
 }
 /^BENCH seqread / {
 	split($5, v, "="); key = fs SUBSEP "seqread"
 	if (v[2] > best[key]) best[key] = v[2]
+	val[fs, rnd, "seqread"] = v[2]
 }
 END {
 	nf = split(fss, f, " ")
@@ -91,6 +124,29 @@ END {
 			vfs ? best["vqfuse", m[j]] / vfs : 0, \
 			p9 ? best["vqfuse", m[j]] / p9 : 0
 		printf " %10.2fx\n", p9 ? vfs / p9 : 0
+	}
+	if (!has_vq)
+		exit
+	# Rounds run back to back, so the ratio within a round compares the two
+	# drivers under about the same load; the median of those is steadier
+	# than the ratio of bests.
+	printf "\n%-14s", "vqfuse/vfs"
+	for (r = 1; r <= nr; r++) printf " %6s", "r" r
+	printf " %7s\n", "median"
+	for (j = 1; j <= nm; j++) {
+		printf "%-14s", m[j]
+		k = 0
+		for (r = 1; r <= nr; r++) {
+			a = val["vqfuse", r, m[j]]; b = val["virtiofs", r, m[j]]
+			if (!a || !b) { printf " %6s", "-"; continue }
+			q = a / b; printf " %5.2fx", q
+			for (i = k++; i > 0 && rs[i - 1] > q; i--)
+				rs[i] = rs[i - 1]
+			rs[i] = q
+		}
+		med = !k ? 0 : k % 2 ? rs[(k - 1) / 2] : \
+			(rs[k / 2 - 1] + rs[k / 2]) / 2
+		printf " %6.2fx\n", med
 	}
 }' "$W/console.txt" | tee "$W/table.txt"
 rm -rf "$W/shared" "$W/initramfs"
