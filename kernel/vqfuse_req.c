@@ -46,57 +46,54 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 	struct fuse_args *args = req->args;
 	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
 	unsigned int i, npages = 0;
-	struct vqfk_kreq *kr, *grown;
-	struct vqf_req *vr;
+	struct vqfk_kreq *kr;
+	struct vqf_req vr;
 	size_t head;
 	u32 size;
 	int ret;
 
 	if (args->in_pages || args->out_pages)
 		npages = ap->num_pages;
-	head = struct_size(kr, pv, npages);
-	kr = kmalloc(head, gfp);
-	if (!kr)
-		return -ENOMEM;
 
-	vr = &kr->vr;
-	memset(vr, 0, sizeof(*vr));
-	vr->in_h = req->in.h;
-	vr->in_numargs = args->in_numargs;
-	vr->out_numargs = args->out_numargs;
-	vr->in_pages = args->in_pages;
-	vr->out_pages = args->out_pages;
-	vr->noreply = !test_bit(FR_ISREPLY, &req->flags);
-	vr->out_argvar = args->out_argvar;
-	vr->page_zeroing = args->out_pages && args->page_zeroing;
+	/*
+	 * Filled on the stack first: lib/ sizes the argbuf from counts and
+	 * sizes alone, so header, page descs and argbuf come from a single
+	 * kmalloc (no krealloc, which moved most requests to a bigger slab).
+	 */
+	memset(&vr, 0, sizeof(vr));
+	vr.in_h = req->in.h;
+	vr.in_numargs = args->in_numargs;
+	vr.out_numargs = args->out_numargs;
+	vr.in_pages = args->in_pages;
+	vr.out_pages = args->out_pages;
+	vr.noreply = !test_bit(FR_ISREPLY, &req->flags);
+	vr.out_argvar = args->out_argvar;
+	vr.page_zeroing = args->out_pages && args->page_zeroing;
 	for (i = 0; i < args->in_numargs; i++) {
-		vr->in_args[i].size = args->in_args[i].size;
-		vr->in_args[i].value = args->in_args[i].value;
+		vr.in_args[i].size = args->in_args[i].size;
+		vr.in_args[i].value = args->in_args[i].value;
 	}
 	for (i = 0; i < args->out_numargs; i++) {
-		vr->out_args[i].size = args->out_args[i].size;
-		vr->out_args[i].value = args->out_args[i].value;
+		vr.out_args[i].size = args->out_args[i].size;
+		vr.out_args[i].value = args->out_args[i].value;
 	}
+	/* lib/ checks the page descs against the page arg's size. */
+	vr.nr_in_pv = args->in_pages ? npages : 0;
+	vr.nr_out_pv = args->out_pages ? npages : 0;
+
+	head = struct_size(kr, pv, npages);
+	size = vqf_req_argbuf_size(&vr);
+	kr = kmalloc(head + size, gfp);
+	if (!kr)
+		return -ENOMEM;
+	kr->vr = vr;
 	for (i = 0; i < npages; i++) {
 		kr->pv[i].page = ap->pages[i];
 		kr->pv[i].offset = ap->descs[i].offset;
 		kr->pv[i].length = ap->descs[i].length;
 	}
-	/* lib/ checks the page descs against the page arg's size. */
-	vr->nr_in_pv = args->in_pages ? npages : 0;
-	vr->nr_out_pv = args->out_pages ? npages : 0;
 	vqfk_req_point_pages(kr, args);
 	kr->used_len = 0;
-
-	/* The argbuf goes right behind, in the same device-visible block. */
-	size = vqf_req_argbuf_size(vr);
-	grown = krealloc(kr, head + size, gfp);
-	if (!grown) {
-		kfree(kr);
-		return -ENOMEM;
-	}
-	kr = grown;
-	vqfk_req_point_pages(kr, args);
 	kr->argbuf_size = size;
 	kr->argbuf = (u8 *)kr + head;
 
