@@ -61,16 +61,26 @@ fi
 # 9p without a page cache (its default cache=none) and virtio-fs with
 # cache=auto: each as it is normally mounted; seqread drops the guest's
 # caches first, so every byte crosses the transport.
+# VQF_BENCH_CPU=N pins the workload to guest CPU N (where the request
+# queue's interrupt lands matters: see "# irq:" in the console log).
+pin=${VQF_BENCH_CPU:+taskset -c $VQF_BENCH_CPU}
+# Even rounds run the filesystems in reverse order, so that none always
+# runs first (after the previous round's unmount) or last.
+rfss=
+for fs in $fss; do rfss="$fs $rfss"; done
 script="r=1
 while [ \$r -le $rounds ]; do
-	for fs in $fss; do
+	order='$fss'
+	[ \$((r % 2)) = 0 ] && order='$rfss'
+	for fs in \$order; do
 		echo \"VQF-BENCH-FS \$fs round \$r\"
 		vqf_fs_load \$fs && vqf_mount \$fs || { echo '# mount failed'; exit 1; }
 		$trace_on
-		vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
+		$pin vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
 		$trace_off
-		vqf-bench seqread \$MNT/seq64.bin || exit 1
+		$pin vqf-bench seqread \$MNT/seq64.bin || exit 1
 		if [ \$fs = vqfuse ]; then vqf_vqfuse_counters; fi
+		grep -E 'CPU|virtio' /proc/interrupts | sed 's/^/# irq: /'
 		umount \$MNT && vqf_fs_unload \$fs || exit 1
 	done
 	r=\$((r + 1))
