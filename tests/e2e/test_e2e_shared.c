@@ -584,6 +584,107 @@ static void test_rescan_mode(void **state)
 	assert_int_equal(e2e_free(e), 0);
 }
 
+/* ---- INTERRUPT through the hub -------------------------------------- */
+
+struct lkwait {
+	struct vqf_gdrv_call cl;	/* first */
+	struct fuse_lk_in li;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+static void lkwait_done(void *ctx, struct vqf_gdrv_call *cl)
+{
+	struct lkwait *w = ctx;
+
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Whether @w completed within @ms. */
+static bool lkwait_wait(struct lkwait *w, unsigned int ms)
+{
+	struct timespec ts;
+	bool done;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->lock);
+	while (!w->done &&
+	       pthread_cond_timedwait(&w->cond, &w->lock, &ts) == 0)
+		;
+	done = w->done;
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+/*
+ * Guest A's SETLKW waits in the server behind guest B's lock; A's
+ * INTERRUPT names A's unique, which the backend never saw: the hub must
+ * turn it into one for the backend's request, which then ends EINTR.
+ */
+static void test_interrupt_remapped(void **state)
+{
+	struct vqf_sim_cfg cfg = { 0 };
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 100 };
+	struct vqf_gcli *b;
+	struct vqf_hub_stats hs;
+	struct lkwait w;
+	struct e2e *e = NULL;
+	uint64_t fh;
+	u64 nodeid;
+	int fd;
+
+	/* Device workers: the lock waits in one, hiprio is served. */
+	cfg.guests = 2;
+	cfg.threads = 2;
+	cfg.cli.cache = VQF_GCLI_CACHE_SHARED;
+	assert_int_equal(e2e_new(&e, &cfg, VQF_SIM_FS_VQFUSE), 0);
+	b = vqf_sim_cli_n(e->s, 1);
+	assert_int_equal(e2e_host_write(e2e_host(e, "lk"), "x", 1, 0644), 0);
+	fd = vqf_gcli_open(b, "lk", O_RDWR, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(vqf_gcli_lock(b, fd, F_OFD_SETLK, &fl), 0);
+
+	assert_int_equal(vqf_gcli_get_nodeid(e->c, "lk", &nodeid), 0);
+	assert_int_equal(raw_open(e, nodeid, O_RDWR, &fh), 0);
+	memset(&w, 0, sizeof(w));
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	w.li.fh = fh;
+	w.li.owner = 0x7777;
+	w.li.lk.end = 99;
+	w.li.lk.type = F_WRLCK;
+	vqf_req_init(&w.cl.req, FUSE_SETLKW, nodeid, 0);
+	vqf_req_add_in(&w.cl.req, &w.li, sizeof(w.li));
+	assert_int_equal(vqf_gdrv_submit(e->g, &w.cl, lkwait_done, &w), 0);
+	assert_false(lkwait_wait(&w, 300));	/* waits behind B's lock */
+	assert_int_equal(vqf_gdrv_interrupt(e->g, &w.cl), 0);
+	assert_true(lkwait_wait(&w, 30000));
+	assert_int_equal(w.cl.result, -EINTR);
+	hs = hub_stats(e);
+	assert_int_equal(hs.interrupts, 1);
+	assert_int_equal(hs.interrupt_stale, 0);
+
+	fl.l_type = F_UNLCK;
+	assert_int_equal(vqf_gcli_lock(b, fd, F_OFD_SETLK, &fl), 0);
+	assert_int_equal(vqf_gcli_close(b, fd), 0);
+	assert_int_equal(raw_release(e, nodeid, fh), 0);
+	vqf_gcli_put_nodeid(e->c, nodeid);
+	pthread_cond_destroy(&w.cond);
+	pthread_mutex_destroy(&w.lock);
+	assert_int_equal(e2e_free(e), 0);
+}
+
 /*
  * Two guests, two threads each, creating, changing and removing a small
  * set of names at random while looking at them.  Afterwards every guest
@@ -702,6 +803,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_slot_recycle),
 		cmocka_unit_test(test_forget_clamped),
 		cmocka_unit_test(test_rescan_mode),
+		cmocka_unit_test(test_interrupt_remapped),
 		cmocka_unit_test(test_stress_converges),
 	};
 
