@@ -86,7 +86,7 @@ void vqf_cli_cache_usage(FILE *f, bool all)
 		"                      always, auto+wb, always+wb, shared)" : "");
 }
 
-const struct vqf_cli_num_opt *vqf_cli_find_num(
+static const struct vqf_cli_num_opt *find_num(
 	const struct vqf_cli_num_opt *tab, size_t n, const char *name)
 {
 	for (size_t k = 0; k < n; k++)
@@ -95,8 +95,8 @@ const struct vqf_cli_num_opt *vqf_cli_find_num(
 	return NULL;
 }
 
-int vqf_cli_num_value(const struct vqf_cli_num_opt *nd, const char *val,
-		      unsigned long long *v)
+static int num_value(const struct vqf_cli_num_opt *nd, const char *val,
+		     unsigned long long *v)
 {
 	if (!vqf_cli_parse_num(val, nd->suffix, nd->lo, nd->hi, v))
 		return 0;
@@ -144,8 +144,8 @@ void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
 	sc->dax_guest = true;
 }
 
-int vqf_cli_split(const char *cmd, const char *a, char *name, size_t len,
-		  const char **val)
+static int split(const char *cmd, const char *a, char *name, size_t len,
+		 const char **val)
 {
 	const char *eq = strchr(a, '=');
 	size_t n = eq ? (size_t)(eq - a) : strlen(a);
@@ -158,18 +158,74 @@ int vqf_cli_split(const char *cmd, const char *a, char *name, size_t len,
 	return 0;
 }
 
-int vqf_cli_no_value(const char *name, const char *val)
+static int no_value(const char *name, const char *val)
 {
 	return val ? vqf_cli_bad_usage("%s takes no value", name) : 0;
 }
 
-int vqf_cli_need_value(const char *name, int argc, char **argv, int *i,
-		       const char **val)
+static int need_value(const char *name, int argc, char **argv, int *i,
+		      const char **val)
 {
 	if (*val)
 		return 0;
 	if (*i + 1 >= argc)
 		return vqf_cli_bad_usage("%s needs a value", name);
 	*val = argv[++*i];
+	return 0;
+}
+
+static bool listed(const char *const *list, const char *name)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, name))
+			return true;
+	return false;
+}
+
+int vqf_cli_walk(const struct vqf_cli_spec *spec, int argc, char **argv,
+		 void *o)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const struct vqf_cli_num_opt *nd;
+		unsigned long long v = 0;
+		char name[32];
+		int ret;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return -1;
+		if (spec->arg && (strncmp(a, "--", 2) || !a[2])) {
+			if (!strcmp(a, "--") && !(a = ++i < argc ? argv[i] :
+						  NULL))
+				break;
+			ret = spec->arg(o, a);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (strncmp(a, "--", 2))
+			return vqf_cli_bad_usage("%s: unexpected argument "
+						 "'%s'", spec->cmd, a);
+		if (split(spec->cmd, a, name, sizeof(name), &val))
+			return VQF_CLI_EXIT_USAGE;
+		if (listed(spec->flags, name)) {
+			ret = no_value(name, val);
+			if (!ret)
+				ret = spec->set(o, name, NULL, NULL);
+			if (ret)
+				return ret;
+			continue;
+		}
+		nd = find_num(spec->nums, spec->nnums, name);
+		if (!nd && !listed(spec->strs, name))
+			return vqf_cli_bad_usage("%s: unknown option '%s'",
+						 spec->cmd, name);
+		if (need_value(name, argc, argv, &i, &val) ||
+		    (nd && num_value(nd, val, &v)))
+			return VQF_CLI_EXIT_USAGE;
+		ret = spec->set(o, name, val, nd ? &v : NULL);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }

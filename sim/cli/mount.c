@@ -85,6 +85,7 @@ struct mount_opts {
 	bool writeback, inline_kick, debug, dax;
 	unsigned long long dax_window;	/* 0: 64 MiB */
 	double timeout;			/* seconds, cache=auto; 0: default */
+	bool timeout_set;
 	unsigned int queues, queue_size, threads, max_files, poll_us;
 	unsigned long long ram;
 };
@@ -567,26 +568,23 @@ static void set_mount_num(struct mount_opts *o, const char *name,
 		o->max_files = v;
 }
 
-static bool flag_opt(struct mount_opts *o, const char *name)
+/* One option of mount, as vqf_cli_walk() found it. */
+static int mount_set(void *arg, const char *name, const char *val,
+		     const unsigned long long *num)
 {
-	if (!strcmp(name, "--writeback"))
-		o->writeback = true;
-	else if (!strcmp(name, "--inline"))
-		o->inline_kick = true;
-	else if (!strcmp(name, "--debug"))
-		o->debug = true;
-	else if (!strcmp(name, "--dax"))
-		o->dax = true;
-	else
-		return false;
-	return true;
-}
+	struct mount_opts *o = arg;
 
-/* Value options other than the numeric ones; 0 or a usage error. */
-static int value_opt(struct mount_opts *o, const char *name, const char *val,
-		     bool *timeout_set)
-{
-	if (!strcmp(name, "--shared")) {
+	if (num) {
+		set_mount_num(o, name, *num);
+	} else if (!strcmp(name, "--writeback")) {
+		o->writeback = true;
+	} else if (!strcmp(name, "--inline")) {
+		o->inline_kick = true;
+	} else if (!strcmp(name, "--debug")) {
+		o->debug = true;
+	} else if (!strcmp(name, "--dax")) {
+		o->dax = true;
+	} else if (!strcmp(name, "--shared")) {
 		if (!*val)
 			return vqf_cli_bad_usage("--shared: empty path");
 		o->shared = val;
@@ -599,11 +597,35 @@ static int value_opt(struct mount_opts *o, const char *name, const char *val,
 			return vqf_cli_bad_usage("--trace: empty path");
 		o->trace = val;
 	} else {
-		*timeout_set = true;
+		o->timeout_set = true;
 		return vqf_cli_parse_timeout(val, &o->timeout);
 	}
 	return 0;
 }
+
+/* The mountpoint: one argument, also after "--". */
+static int mount_arg(void *arg, const char *a)
+{
+	struct mount_opts *o = arg;
+
+	if (o->mnt)
+		return vqf_cli_bad_usage("mount: unexpected argument '%s'", a);
+	o->mnt = a;
+	return 0;
+}
+
+static const char *const mount_flags[] = {
+	"--writeback", "--inline", "--debug", "--dax", NULL
+};
+static const char *const mount_strs[] = {
+	"--shared", "--backend", "--fs", "--cache", "--timeout", "--trace",
+	NULL
+};
+static const struct vqf_cli_spec mount_spec = {
+	.cmd = "mount", .flags = mount_flags, .strs = mount_strs,
+	.nums = mount_nums, .nnums = sizeof(mount_nums) / sizeof(*mount_nums),
+	.set = mount_set, .arg = mount_arg,
+};
 
 /* Is @in the directory @dir or below it?  Both are real paths. */
 static bool under(const char *in, const char *dir)
@@ -649,64 +671,19 @@ static int check_dirs(struct mount_opts *o)
 /* Returns 0, EXIT_USAGE after a message, or -1 when help was asked. */
 static int parse_mount(int argc, char **argv, struct mount_opts *o)
 {
-	bool timeout_set = false;
+	int ret;
 
 	memset(o, 0, sizeof(*o));
 	o->queues = 1;
 	o->queue_size = 128;
 	o->max_files = 4096;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *val;
-		const struct vqf_cli_num_opt *nd;
-		char name[32];
-		int ret;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return -1;
-		if (strncmp(a, "--", 2) || !a[2]) {
-			if (!strcmp(a, "--"))
-				a = ++i < argc ? argv[i] : NULL;
-			if (!a)
-				break;
-			if (o->mnt)
-				return vqf_cli_bad_usage("mount: unexpected "
-							 "argument '%s'", a);
-			o->mnt = a;
-			continue;
-		}
-		if (vqf_cli_split("mount", a, name, sizeof(name), &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (flag_opt(o, name)) {
-			if (vqf_cli_no_value(name, val))
-				return VQF_CLI_EXIT_USAGE;
-			continue;
-		}
-		nd = vqf_cli_find_num(mount_nums, sizeof(mount_nums) /
-				      sizeof(*mount_nums), name);
-		if (!nd && strcmp(name, "--shared") &&
-		    strcmp(name, "--backend") && strcmp(name, "--fs") &&
-		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
-		    strcmp(name, "--trace"))
-			return vqf_cli_bad_usage("mount: unknown option '%s'",
-						 name);
-		if (vqf_cli_need_value(name, argc, argv, &i, &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (nd) {
-			unsigned long long v;
-
-			if (vqf_cli_num_value(nd, val, &v))
-				return VQF_CLI_EXIT_USAGE;
-			set_mount_num(o, name, v);
-			continue;
-		}
-		ret = value_opt(o, name, val, &timeout_set);
-		if (ret)
-			return ret;
-	}
+	ret = vqf_cli_walk(&mount_spec, argc, argv, o);
+	if (ret)
+		return ret;
 	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
 				  o->fs))
 		return VQF_CLI_EXIT_USAGE;
-	if (vqf_cli_check_cache(o->cache, timeout_set))
+	if (vqf_cli_check_cache(o->cache, o->timeout_set))
 		return VQF_CLI_EXIT_USAGE;
 	return check_dirs(o);
 }

@@ -128,81 +128,67 @@ void vqf_cli_vhost_usage(FILE *f)
 "the counters to stderr.\n");
 }
 
+/* One option of vhost-user, as vqf_cli_walk() found it. */
+static int vu_set(void *arg, const char *name, const char *val,
+		  const unsigned long long *num)
+{
+	struct vu_opts *o = arg;
+
+	if (num && !strcmp(name, "--queues"))
+		o->queues = (unsigned int)*num;
+	else if (num && !strcmp(name, "--threads"))
+		o->threads = (unsigned int)*num;
+	else if (num)
+		o->queue_size = (unsigned int)*num;
+	else if (!strcmp(name, "--verbose"))
+		o->verbose = true;
+	else if (!strcmp(name, "--host-locks"))
+		o->host_locks = true;
+	else if (!strcmp(name, "--allow-direct-io"))
+		o->direct_io = true;
+	else if (!strcmp(name, "--backend"))
+		return vqf_cli_parse_backend(name, val, &o->fs);
+	else if (!strcmp(name, "--timeout"))
+		return vqf_cli_parse_timeout(val, &o->timeout) ?
+		       VQF_CLI_EXIT_USAGE : 0;
+	else if (!*val)
+		return vqf_cli_bad_usage("%s: empty value", name);
+	else if (!strcmp(name, "--socket"))
+		o->socket = val;
+	else if (!strcmp(name, "--shared"))
+		o->shared = val;
+	else if (strlen(val) > VQF_FS_TAG_LEN)
+		return vqf_cli_bad_usage("--tag: longer than %d bytes",
+					 VQF_FS_TAG_LEN);
+	else
+		o->tag = val;
+	return 0;
+}
+
+static const char *const vu_flags[] = {
+	"--verbose", "--host-locks", "--allow-direct-io", NULL
+};
+static const char *const vu_strs[] = {
+	"--socket", "--shared", "--backend", "--tag", "--timeout", NULL
+};
+static const struct vqf_cli_spec vu_spec = {
+	.cmd = "vhost-user", .flags = vu_flags, .strs = vu_strs,
+	.nums = vu_nums, .nnums = sizeof(vu_nums) / sizeof(*vu_nums),
+	.set = vu_set,
+};
+
 static int parse(int argc, char **argv, struct vu_opts *o)
 {
 	struct stat st;
+	int ret;
 
 	memset(o, 0, sizeof(*o));
 	o->queues = 1;
 	o->threads = 2;
 	o->queue_size = 1024;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *val;
-		const struct vqf_cli_num_opt *nd;
-		char name[32];
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return -1;
-		if (strncmp(a, "--", 2))
-			return vqf_cli_bad_usage("vhost-user: unexpected "
-						 "argument '%s'", a);
-		if (vqf_cli_split("vhost-user", a, name, sizeof(name), &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (!strcmp(name, "--verbose") ||
-		    !strcmp(name, "--host-locks") ||
-		    !strcmp(name, "--allow-direct-io")) {
-			if (vqf_cli_no_value(name, val))
-				return VQF_CLI_EXIT_USAGE;
-			if (name[2] == 'v')
-				o->verbose = true;
-			else if (name[2] == 'h')
-				o->host_locks = true;
-			else
-				o->direct_io = true;
-			continue;
-		}
-		nd = vqf_cli_find_num(vu_nums, sizeof(vu_nums) /
-				      sizeof(*vu_nums), name);
-		if (!nd && strcmp(name, "--socket") &&
-		    strcmp(name, "--shared") && strcmp(name, "--backend") &&
-		    strcmp(name, "--tag") && strcmp(name, "--timeout"))
-			return vqf_cli_bad_usage("vhost-user: unknown option "
-						 "'%s'", name);
-		if (vqf_cli_need_value(name, argc, argv, &i, &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (nd) {
-			unsigned long long v;
-
-			if (vqf_cli_num_value(nd, val, &v))
-				return VQF_CLI_EXIT_USAGE;
-			if (!strcmp(name, "--queues"))
-				o->queues = (unsigned int)v;
-			else if (!strcmp(name, "--threads"))
-				o->threads = (unsigned int)v;
-			else
-				o->queue_size = (unsigned int)v;
-			continue;
-		}
-		if (!strcmp(name, "--backend")) {
-			if (vqf_cli_parse_backend(name, val, &o->fs))
-				return VQF_CLI_EXIT_USAGE;
-		} else if (!strcmp(name, "--timeout")) {
-			if (vqf_cli_parse_timeout(val, &o->timeout))
-				return VQF_CLI_EXIT_USAGE;
-		} else if (!*val) {
-			return vqf_cli_bad_usage("%s: empty value", name);
-		} else if (!strcmp(name, "--socket")) {
-			o->socket = val;
-		} else if (!strcmp(name, "--shared")) {
-			o->shared = val;
-		} else {
-			if (strlen(val) > VQF_FS_TAG_LEN)
-				return vqf_cli_bad_usage("--tag: longer than "
-							 "%d bytes",
-							 VQF_FS_TAG_LEN);
-			o->tag = val;
-		}
-	}
+	ret = vqf_cli_walk(&vu_spec, argc, argv, o);
+	if (ret)
+		return ret;
 	if (!o->socket)
 		return vqf_cli_bad_usage("vhost-user: --socket PATH is "
 					 "required");

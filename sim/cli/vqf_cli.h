@@ -53,21 +53,6 @@ void vqf_cli_cache_cfg(struct vqf_gcli_cfg *cfg, enum vqf_gcli_cache cache,
 /* The --cache, --writeback and --timeout lines of --help (@all: run's). */
 void vqf_cli_cache_usage(FILE *f, bool all);
 
-/*
- * Option @a, "--name" or "--name=value", into @name (@len bytes) and
- * *@val (NULL without '=').  0, or a usage error "@cmd: unknown option"
- * when the name does not fit.
- */
-int vqf_cli_split(const char *cmd, const char *a, char *name, size_t len,
-		  const char **val);
-/* A flag given "=value": a usage error; else 0. */
-int vqf_cli_no_value(const char *name, const char *val);
-/* An option's value: *@val from "=value", else argv[++*@i].  0 or a
- * usage error "NAME needs a value".
- */
-int vqf_cli_need_value(const char *name, int argc, char **argv, int *i,
-		       const char **val);
-
 /* A numeric option: its name, K/M/G suffixes allowed, range. */
 struct vqf_cli_num_opt {
 	const char *name;
@@ -75,12 +60,39 @@ struct vqf_cli_num_opt {
 	unsigned long long lo, hi;
 };
 
-/* The entry of @tab (@n entries) named @name, or NULL. */
-const struct vqf_cli_num_opt *vqf_cli_find_num(
-	const struct vqf_cli_num_opt *tab, size_t n, const char *name);
-/* @val for @nd: 0, or a usage error naming the option and its range. */
-int vqf_cli_num_value(const struct vqf_cli_num_opt *nd, const char *val,
-		      unsigned long long *v);
+/*
+ * A subcommand's options, for vqf_cli_walk().  Each option is spelled
+ * "--name", "--name=value" or "--name value".
+ * @cmd: "run", "mount", ... for messages.
+ * @flags: NULL-terminated names of options that take no value.
+ * @strs: NULL-terminated names of options that take any string.
+ * @nums, @nnums: options that take a number in a range.
+ * @set: called once per option, in order: @val NULL for a flag, the
+ *	string for @strs, the text of the number for @nums; @num points at
+ *	the number's value for @nums, else it is NULL.  Returns 0 or a usage
+ *	exit status (after its message).
+ * @arg: called for each argument that is not an option, and for the one
+ *	after "--"; NULL refuses them ("unexpected argument").
+ */
+struct vqf_cli_spec {
+	const char *cmd;
+	const char *const *flags;
+	const char *const *strs;
+	const struct vqf_cli_num_opt *nums;
+	size_t nnums;
+	int (*set)(void *o, const char *name, const char *val,
+		   const unsigned long long *num);
+	int (*arg)(void *o, const char *arg);
+};
+
+/*
+ * Walks @argc/@argv by @spec into @o.  Returns 0; -1 when -h or --help
+ * was given (nothing after it is looked at); or a usage exit status after
+ * a message: unknown option, a flag given a value, a missing value, a
+ * number out of range, or what @set or @arg returned.
+ */
+int vqf_cli_walk(const struct vqf_cli_spec *spec, int argc, char **argv,
+		 void *o);
 
 /* --backend VAL (@name as typed): vqfuse or passthrough_ll/ptll. */
 int vqf_cli_parse_backend(const char *name, const char *val,

@@ -255,9 +255,13 @@ static const struct vqf_cli_num_opt num_opts[] = {
 	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
 };
 
-static int set_num(struct run_opts *o, const char *name,
-		   unsigned long long v)
+/* One option of run, as vqf_cli_walk() found it. */
+static int run_set(void *arg, const char *name, const char *val,
+		   const unsigned long long *num)
 {
+	struct run_opts *o = arg;
+	unsigned long long v = num ? *num : 0;
+
 	if (!strcmp(name, "--files"))
 		o->wl.files = v;
 	else if (!strcmp(name, "--size"))
@@ -274,104 +278,76 @@ static int set_num(struct run_opts *o, const char *name,
 		o->queue_size = v;
 	else if (!strcmp(name, "--threads"))
 		o->threads = v;
-	else if (!strcmp(name, "--poll-us"))
-		o->poll_us = v;
 	else if (!strcmp(name, "--ram"))
 		o->ram = v;
 	else if (!strcmp(name, "--seed"))
 		o->wl.seed = v;
 	else if (!strcmp(name, "--dax-window"))
 		o->dax = (o->dax_window = v) != 0;
-	return 0;
-}
-
-/* Returns 0, EXIT_USAGE after a message, or -1 when help was asked. */
-static int parse_run(int argc, char **argv, struct run_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->queues = 1;
-	o->queue_size = 128;
-	o->wl.jobs = 1;
-	for (int i = 0; i < argc; i++) {
-		char name[32];
-		const char *a = argv[i], *val;
-		const struct vqf_cli_num_opt *nd;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return -1;
-		if (strncmp(a, "--", 2))
-			return vqf_cli_bad_usage("run: unexpected argument "
-						 "'%s'", a);
-		if (vqf_cli_split("run", a, name, sizeof(name), &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (!strcmp(name, "--inline") ||
-		    !strcmp(name, "--writeback") || !strcmp(name, "--dax")) {
-			if (vqf_cli_no_value(name, val))
-				return VQF_CLI_EXIT_USAGE;
-			if (name[2] == 'i')
-				o->inline_kick = true;
-			else if (name[2] == 'd')
-				o->dax = true;
-			else
-				o->writeback = true;
-			continue;
-		}
-		if (!strcmp(name, "--json") || !strcmp(name, "--quiet")) {
-			if (vqf_cli_no_value(name, val))
-				return VQF_CLI_EXIT_USAGE;
-			if (name[2] == 'j')
-				o->json = true;
-			else
-				o->quiet = true;
-			continue;
-		}
-		nd = vqf_cli_find_num(num_opts, sizeof(num_opts) /
-				      sizeof(*num_opts), name);
-		if (!nd && strcmp(name, "--shared") &&
-		    strcmp(name, "--backend") && strcmp(name, "--workload") &&
-		    strcmp(name, "--cache") && strcmp(name, "--timeout") &&
-		    strcmp(name, "--plot") && strcmp(name, "--trace"))
-			return vqf_cli_bad_usage("run: unknown option '%s'",
-						 name);
-		if (vqf_cli_need_value(name, argc, argv, &i, &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (nd) {
-			unsigned long long v;
-
-			if (vqf_cli_num_value(nd, val, &v))
-				return VQF_CLI_EXIT_USAGE;
-			set_num(o, name, v);
-		} else if (!strcmp(name, "--shared")) {
-			if (!*val)
-				return vqf_cli_bad_usage("--shared: empty "
-							 "path");
-			o->shared = val;
-		} else if (!strcmp(name, "--cache")) {
-			if (vqf_cli_parse_cache(val, &o->cache, &o->all))
-				return EXIT_USAGE;
-		} else if (!strcmp(name, "--timeout")) {
-			if (vqf_cli_parse_timeout(val, &o->timeout))
-				return EXIT_USAGE;
-			o->timeout_set = true;
-		} else if (!strcmp(name, "--plot")) {
-			if (!*val)
-				return vqf_cli_bad_usage("--plot: empty path");
-			o->plot = val;
-		} else if (!strcmp(name, "--trace")) {
-			if (!*val)
-				return vqf_cli_bad_usage("--trace: empty "
-							 "path");
-			o->trace = val;
-		} else if (!strcmp(name, "--backend")) {
-			if (vqf_cli_parse_backend(name, val, &o->fs))
-				return VQF_CLI_EXIT_USAGE;
-		} else if (vqf_wl_kind_parse(val, &o->wl.kind)) {
+	else if (!strcmp(name, "--poll-us"))
+		o->poll_us = v;
+	else if (!strcmp(name, "--inline"))
+		o->inline_kick = true;
+	else if (!strcmp(name, "--dax"))
+		o->dax = true;
+	else if (!strcmp(name, "--writeback"))
+		o->writeback = true;
+	else if (!strcmp(name, "--json"))
+		o->json = true;
+	else if (!strcmp(name, "--quiet"))
+		o->quiet = true;
+	else if (!strcmp(name, "--cache"))
+		return vqf_cli_parse_cache(val, &o->cache, &o->all) ?
+		       EXIT_USAGE : 0;
+	else if (!strcmp(name, "--timeout")) {
+		o->timeout_set = true;
+		return vqf_cli_parse_timeout(val, &o->timeout) ?
+		       EXIT_USAGE : 0;
+	} else if (!strcmp(name, "--backend"))
+		return vqf_cli_parse_backend(name, val, &o->fs);
+	else if (!strcmp(name, "--workload")) {
+		if (vqf_wl_kind_parse(val, &o->wl.kind))
 			return vqf_cli_bad_usage(
 				"--workload: unknown workload '%s' "
 				"(smallfile, seqread, randread, seqwrite, "
 				"randwrite)", val);
-		}
+	} else if (!*val) {
+		return vqf_cli_bad_usage("%s: empty path", name);
+	} else if (!strcmp(name, "--shared")) {
+		o->shared = val;
+	} else if (!strcmp(name, "--plot")) {
+		o->plot = val;
+	} else {
+		o->trace = val;
 	}
+	return 0;
+}
+
+static const char *const run_flags[] = {
+	"--inline", "--writeback", "--dax", "--json", "--quiet", NULL
+};
+static const char *const run_strs[] = {
+	"--shared", "--backend", "--workload", "--cache", "--timeout",
+	"--plot", "--trace", NULL
+};
+static const struct vqf_cli_spec run_spec = {
+	.cmd = "run", .flags = run_flags, .strs = run_strs,
+	.nums = num_opts, .nnums = sizeof(num_opts) / sizeof(*num_opts),
+	.set = run_set,
+};
+
+/* Returns 0, EXIT_USAGE after a message, or -1 when help was asked. */
+static int parse_run(int argc, char **argv, struct run_opts *o)
+{
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->queues = 1;
+	o->queue_size = 128;
+	o->wl.jobs = 1;
+	ret = vqf_cli_walk(&run_spec, argc, argv, o);
+	if (ret)
+		return ret;
 	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
 				  o->fs))
 		return VQF_CLI_EXIT_USAGE;
