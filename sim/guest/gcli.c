@@ -1004,17 +1004,16 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	if (c->cfg.cache == VQF_GCLI_CACHE_SHARED && c->cfg.ver_base &&
 	    (io->flags2 & VQF_FUSE_INIT_SHARED_VERSION) &&
 	    !vqf_ver_table_init(&c->vt, c->cfg.ver_base, c->cfg.ver_size)) {
-		const s64 *slots = c->cfg.ver_base;
 		struct fuse_entryver_out rev = {
 			.version_index = VQF_VER_ROOT_INDEX,
 		};
+		const s64 *slot = vqf_ver_table_slot(&c->vt,
+						     VQF_VER_ROOT_INDEX);
 		struct vqf_ver_stamp none = { 0 };
 
 		c->ver_on = true;
-		/* Whatever it is now: the root's attributes come later. */
-		if (c->vt.nr_slots > VQF_VER_ROOT_INDEX)
-			rev.initial_version = __atomic_load_n(
-				&slots[VQF_VER_ROOT_INDEX], __ATOMIC_ACQUIRE);
+		/* Its version now: the root's attributes come later. */
+		rev.initial_version = slot ? smp_load_acquire(slot) : 0;
 		vqf_ver_inode_set_entry(&c->vt, &root->ver, &rev, &none);
 		root->ver_entry = true;
 	}
