@@ -47,9 +47,9 @@ static struct vqf_gcli_mm_stats mm(struct e2e *e)
 	return s;
 }
 
-/* Loads @len bytes at @off of @m into @out, one get per extent. */
-static int mload(struct e2e *e, struct vqf_gcli_map *m, size_t off,
-		 void *out, size_t len)
+/* Copies @len bytes at @off of @m to (@store: from) @buf, a get per extent. */
+static int mcopy(struct e2e *e, struct vqf_gcli_map *m, size_t off,
+		 void *buf, size_t len, bool store)
 {
 	struct vqf_gcli_mref r;
 	size_t done = 0;
@@ -58,36 +58,30 @@ static int mload(struct e2e *e, struct vqf_gcli_map *m, size_t off,
 	while (done < len) {
 		size_t n;
 
-		ret = vqf_gcli_mmap_get(e->c, m, off + done, false, &r);
+		ret = vqf_gcli_mmap_get(e->c, m, off + done, store, &r);
 		if (ret)
 			return ret;
 		n = len - done < r.len ? len - done : r.len;
-		memcpy((char *)out + done, r.addr, n);
+		if (store)
+			memcpy(r.addr, (char *)buf + done, n);
+		else
+			memcpy((char *)buf + done, r.addr, n);
 		vqf_gcli_mmap_put(e->c, m, &r);
 		done += n;
 	}
 	return 0;
 }
 
+static int mload(struct e2e *e, struct vqf_gcli_map *m, size_t off,
+		 void *out, size_t len)
+{
+	return mcopy(e, m, off, out, len, false);
+}
+
 static int mstore(struct e2e *e, struct vqf_gcli_map *m, size_t off,
 		  const void *in, size_t len)
 {
-	struct vqf_gcli_mref r;
-	size_t done = 0;
-	int ret;
-
-	while (done < len) {
-		size_t n;
-
-		ret = vqf_gcli_mmap_get(e->c, m, off + done, true, &r);
-		if (ret)
-			return ret;
-		n = len - done < r.len ? len - done : r.len;
-		memcpy(r.addr, (const char *)in + done, n);
-		vqf_gcli_mmap_put(e->c, m, &r);
-		done += n;
-	}
-	return 0;
+	return mcopy(e, m, off, (void *)in, len, true);
 }
 
 /*
