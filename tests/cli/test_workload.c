@@ -320,21 +320,38 @@ static void test_fail_litter(void **state)
 	check_left_as_found(fx);
 }
 
+/*
+ * Smallfile, 2 jobs x 8 files, on a machine made from @sc over the
+ * fixture's directory; job j in guest j % guests.  The caller frees it.
+ */
+static struct vqf_sim *sim_smallfile(struct fixture *fx,
+				     struct vqf_sim_cfg *sc,
+				     struct vqf_wl_result *res)
+{
+	struct vqf_wl_cfg cfg = {
+		.kind = VQF_WL_SMALLFILE, .jobs = 2, .files = 8,
+		.job_init = vqf_wl_sim_job_init,
+	};
+	struct vqf_wl_fs fs;
+	struct vqf_sim *s;
+
+	sc->shared = fx->dir;
+	assert_int_equal(vqf_sim_new(sc, &s), 0);
+	cfg.job_arg = s;
+	vqf_wl_sim_fs(s, "sim", &fs);
+	assert_int_equal(vqf_wl_run(&fs, &cfg, res), 0);
+	assert_int_equal(res->nphases, 6);
+	return s;
+}
+
 /* Through the simulated machine: the transport counters come along. */
 static void test_sim(void **state)
 {
 	struct fixture *fx = *state;
-	struct vqf_sim_cfg sc = { .shared = fx->dir };
-	struct vqf_wl_cfg cfg = {
-		.kind = VQF_WL_SMALLFILE, .jobs = 2, .files = 8,
-	};
+	struct vqf_sim_cfg sc = { 0 };
 	struct vqf_wl_result res;
-	struct vqf_wl_fs fs;
-	struct vqf_sim *s;
+	struct vqf_sim *s = sim_smallfile(fx, &sc, &res);
 
-	assert_int_equal(vqf_sim_new(&sc, &s), 0);
-	vqf_wl_sim_fs(s, "sim", &fs);
-	assert_int_equal(vqf_wl_run(&fs, &cfg, &res), 0);
 	assert_true(res.has_counters);
 	assert_int_equal(res.nphases, 6);
 	for (unsigned int i = 0; i < 6; i++) {
@@ -372,25 +389,43 @@ static void test_sim_always(void **state)
 {
 	struct fixture *fx = *state;
 	struct vqf_sim_cfg sc = {
-		.shared = fx->dir,
 		.cli = { .cache = VQF_GCLI_CACHE_ALWAYS },
 	};
-	struct vqf_wl_cfg cfg = {
-		.kind = VQF_WL_SMALLFILE, .jobs = 2, .files = 8,
-	};
 	struct vqf_wl_result res;
-	struct vqf_wl_fs fs;
-	struct vqf_sim *s;
+	struct vqf_sim *s = sim_smallfile(fx, &sc, &res);
 
-	assert_int_equal(vqf_sim_new(&sc, &s), 0);
-	vqf_wl_sim_fs(s, "sim", &fs);
-	assert_int_equal(vqf_wl_run(&fs, &cfg, &res), 0);
-	assert_int_equal(res.nphases, 6);
 	assert_string_equal(res.phase[1].name, "ls-l");
 	assert_int_equal(res.phase[1].delta.lookups, 0);
 	assert_int_equal(res.phase[1].delta.requests, 2 * 4 + 16);
 	for (unsigned int i = 2; i < 6; i++)
 		assert_int_equal(res.phase[i].delta.lookups, 0);
+	vqf_sim_free(s);
+	check_left_as_found(fx);
+}
+
+/*
+ * Two guests on one backend with cache=shared: each job works through
+ * its own guest, and every phase of both goes through the hub.
+ */
+static void test_sim_guests(void **state)
+{
+	struct fixture *fx = *state;
+	struct vqf_sim_cfg sc = {
+		.guests = 2,
+		.cli = { .cache = VQF_GCLI_CACHE_SHARED },
+	};
+	struct vqf_sim_stats g0, g1;
+	struct vqf_wl_result res;
+	struct vqf_sim *s = sim_smallfile(fx, &sc, &res);
+
+	vqf_sim_get_stats_n(s, 0, &g0);
+	vqf_sim_get_stats_n(s, 1, &g1);
+	/* Job 1's 8 creates, at least, came from guest 1. */
+	assert_true(g1.cli.requests >= 8 * 5);
+	assert_true(g0.cli.requests >= 8 * 5);
+	assert_true(g0.hub.requests >= g0.cli.requests);
+	assert_int_equal(g0.hub.forget_clamped, 0);
+	assert_int_equal(g0.hub.ports, 2);
 	vqf_sim_free(s);
 	check_left_as_found(fx);
 }
@@ -410,6 +445,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fail_litter, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sim_guests, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_sim_always, setup,
 						teardown),
 	};
