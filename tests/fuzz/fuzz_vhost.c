@@ -61,6 +61,12 @@ static void *serve_main(void *arg)
 	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid),
 			 __ATOMIC_RELEASE);
 	s->ret = vqf_vhost_serve(vh, s->fd, -1);
+	/*
+	 * A back-end that ends the connection (an oversized payload, say)
+	 * hangs up, as a daemon's exit would: the front-end's reads see EOF
+	 * at once instead of waiting out every later sync point's poll.
+	 */
+	shutdown(s->fd, SHUT_RDWR);
 	return NULL;
 }
 
