@@ -243,8 +243,12 @@ for m in d["modes"]:
 		assert p["ops"] == 20 and p["ops_per_sec"] > 0, p
 		# Every operation but ls-l's cached entries costs a request.
 		assert p["requests_per_op"] >= 1, (m["mode"], p)
-		assert 0 < p["kicks"] <= p["requests"], (m["mode"], p)
+		# With EVENT_IDX a request added while the device thread
+		# has not yet re-armed its event index needs no kick: a whole
+		# phase may go without one when the device lags (ASan).
+		assert p["kicks"] <= p["requests"], (m["mode"], p)
 		assert p["interrupts"] > 0, (m["mode"], p)
+	assert sum(p["kicks"] for p in m["phases"]) > 0, m["mode"]
 ph = lambda mode, name: next(p for p in modes[mode]["phases"]
 			     if p["name"] == name)
 for name in phases:
