@@ -195,7 +195,9 @@ int vqf_dax_window_init(struct vqf_dax_window *w,
 	w->ranges = ranges;
 	w->nr_ranges = (u32)n;
 	w->range_shift = (u32)__builtin_ctzll(rsize);
-	thr = n * pct / 100;
+	thr = cfg->reclaim_ranges ? cfg->reclaim_ranges : n * pct / 100;
+	if (thr > n)
+		thr = n;
 	w->free_threshold = thr ? (u32)thr : 1;
 	w->reclaim_chunk = cfg->reclaim_chunk ? cfg->reclaim_chunk :
 			   VQF_DAX_RECLAIM_CHUNK_DEFAULT;
@@ -704,11 +706,25 @@ out:
 	return ret;
 }
 
+/* Inodes one vqf_dax_reclaim() run found locked; compared, never used. */
+#define DAX_LOCKED_MAX	4
+
+static bool dax_in(struct vqf_dax_inode *const *set, u32 n,
+		   const struct vqf_dax_inode *di)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (set[i] == di)
+			return true;
+	return false;
+}
+
 u32 vqf_dax_reclaim(struct vqf_dax_window *w)
 {
-	u32 freed = 0, budget = w->reclaim_chunk + w->nr_ranges;
+	u32 freed = 0, budget = w->reclaim_chunk + w->nr_ranges, nlocked = 0;
+	struct vqf_dax_inode *di, *locked_set[DAX_LOCKED_MAX];
 	bool again = false, locked = false;
-	struct vqf_dax_inode *di;
 	struct vqf_dax_range *r;
 	struct vqf_dax_link *l;
 	u64 foff = 0;
@@ -732,6 +748,14 @@ u32 vqf_dax_reclaim(struct vqf_dax_window *w)
 				w->stats.skipped_in_use++;
 				continue;
 			}
+			/*
+			 * Its inode's L was busy a moment ago: trying its other
+			 * ranges now would only fail again (one big file
+			 * would cost a trylock per range); the re-kick below
+			 * comes back for them.
+			 */
+			if (dax_in(locked_set, nlocked, r->inode))
+				continue;
 			/* W keeps r->inode alive until inode_get pins it */
 			if (!w->ops->inode_get(w, r->inode)) {
 				w->stats.skipped_dying++;
@@ -754,6 +778,8 @@ u32 vqf_dax_reclaim(struct vqf_dax_window *w)
 			break;
 		case -EAGAIN:
 			locked = true;
+			if (nlocked < DAX_LOCKED_MAX)
+				locked_set[nlocked++] = di;
 			break;
 		default:
 			break;

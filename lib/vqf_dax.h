@@ -192,6 +192,10 @@ struct vqf_dax_ops {
  * @range_size: bytes per range: a power of two >= PAGE_SIZE (2 MiB).
  * @reclaim_pct: background reclaim runs while fewer than this percentage
  *	of the ranges are free (20); the threshold is at least one range.
+ * @reclaim_ranges: if not 0, the threshold in ranges instead (at most the
+ *	window's): a reserve sized for the callers that cannot reclaim
+ *	themselves (faults, one per CPU), not for the window, whose every
+ *	free range is one mapping fewer for the data in use.
  * @reclaim_chunk: most ranges one vqf_dax_reclaim() call frees (10).
  * @direct_retries: direct reclaim attempts that found only ranges in use
  *	before the caller sleeps in ops->wait_free (8).
@@ -200,6 +204,7 @@ struct vqf_dax_config {
 	u64 window_size;
 	u64 range_size;
 	u32 reclaim_pct;
+	u32 reclaim_ranges;
 	u32 reclaim_chunk;
 	u32 direct_retries;
 };
@@ -355,7 +360,8 @@ int vqf_dax_wait_free(struct vqf_dax_window *w);
  * threshold ranges are free, free at most cfg.reclaim_chunk unreferenced
  * BUSY ranges, least recently used first, skipping (and rotating to the
  * tail) ranges in use, of dying inodes, of inodes whose L is busy
- * (inode_trylock), or whose release_users fails.  Re-kicks itself (1 ms)
+ * (inode_trylock; an inode found busy is not tried again in the same
+ * run), or whose release_users fails.  Re-kicks itself (1 ms)
  * when it stopped at the chunk limit or skipped a locked inode and the
  * window is still below the threshold.  Returns the number freed.
  */

@@ -59,6 +59,7 @@ static const struct {
 	[VQF_DEV_R_COUNT] = { -EBADSLT, -EINVAL, "count" },
 	[VQF_DEV_R_COUNT_MAX] = { -ETOOMANYREFS, -EINVAL, "count_max" },
 	[VQF_DEV_R_EXT] = { -EBADRQC, -EINVAL, "ext" },
+	[VQF_DEV_R_EXT_BAD] = { -EUCLEAN, -EINVAL, "ext_bad" },
 };
 
 int vqf_dev_reason_errno(enum vqf_dev_reason reason)
@@ -313,6 +314,74 @@ static s64 dev_tail_len(const struct vqf_dev_conn *conn,
 	return n;
 }
 
+/*
+ * The security contexts of one fuse_secctx_header of @size bytes at @off:
+ * @nr records of fuse_secctx, a NUL-terminated name and the value, each
+ * padded to 8 (Linux 6.1 fs/fuse/dir.c get_security_context()), filling
+ * it exactly.  Each fixed part is copied once, then checked.
+ */
+static bool dev_secctx_ok(const struct vqf_dev_view *v, u32 off, u32 size,
+			  u32 nr)
+{
+	u32 end = off + size, i;
+	char name[VQF_XATTR_NAME_MAX + 1];
+
+	off += sizeof(struct fuse_secctx_header);
+	for (i = 0; i < nr; i++) {
+		struct fuse_secctx sc;
+		u32 room, nlen;
+		const char *nul;
+		u64 rec;
+
+		if (end - off < sizeof(sc) ||
+		    vqf_dev_view_copy(v, off, &sc, sizeof(sc)))
+			return false;
+		room = VQF_MIN(end - off - (u32)sizeof(sc), (u32)sizeof(name));
+		if (vqf_dev_view_copy(v, off + sizeof(sc), name, room))
+			return false;
+		nul = memchr(name, '\0', room);
+		if (!nul || nul == name)
+			return false;
+		nlen = nul - name + 1;
+		rec = VQF_ALIGN((u64)sizeof(sc) + nlen + sc.size, 8);
+		if (rec > end - off)
+			return false;
+		off += rec;
+	}
+	return off == end;
+}
+
+/*
+ * An extension block (total_extlen * 8 bytes, or the plain security
+ * context tail of Linux 5.17 - 6.0) is a run of headers {size, type}, each
+ * at least a header, a multiple of 8 and inside the block.  The only type
+ * a guest may send is a security context header (type <= 31 is its
+ * nr_secctx); another (FUSE_EXT_GROUPS and anything newer) was never
+ * negotiated.  Each header is copied once from the guest's bytes.
+ */
+static bool dev_ext_ok(const struct vqf_dev_view *v)
+{
+	u32 off = 0;
+
+	if (!v->len)
+		return true;
+	while (off < v->len) {
+		struct fuse_secctx_header h;
+		u32 left = v->len - off;
+
+		if (left < sizeof(h) ||
+		    vqf_dev_view_copy(v, off, &h, sizeof(h)))
+			return false;
+		if (h.size < sizeof(h) || h.size % 8 || h.size > left)
+			return false;
+		if (h.nr_secctx > VQF_FUSE_MAX_NR_SECCTX ||
+		    !dev_secctx_ok(v, off, h.size, h.nr_secctx))
+			return false;
+		off += h.size;
+	}
+	return true;
+}
+
 int vqf_dev_parse(const struct vqf_dev_conn *conn,
 		  const struct vqf_dev_seg *seg, u32 nseg, bool hiprio,
 		  struct vqf_dev_req *req, struct vqf_dev_stats *stats)
@@ -449,6 +518,8 @@ int vqf_dev_parse(const struct vqf_dev_conn *conn,
 		return dev_reject(req, stats, VQF_DEV_R_IO_SIZE);
 	if (ext)
 		cur_view(&c, ext, &req->ext);
+	if (!dev_ext_ok(&req->ext))
+		return dev_reject(req, stats, VQF_DEV_R_EXT_BAD);
 	if (stats)
 		stats->parsed++;
 	return 0;
@@ -528,7 +599,18 @@ int vqf_dev_flatten(const struct vqf_dev_req *req, void *buf, u32 size)
 	}
 	vqf_dev_view_copy(&req->data, 0, p, req->data.len);
 	p += req->data.len;
-	vqf_dev_view_copy(&req->ext, 0, p, req->ext.len);
+	if (req->ext.len) {
+		struct vqf_dev_seg copy = { p, req->ext.len };
+		struct vqf_dev_view v = { &copy, 1, 0, req->ext.len };
+
+		vqf_dev_view_copy(&req->ext, 0, p, req->ext.len);
+		/*
+		 * vqf_dev_parse() checked the guest's bytes, which the guest
+		 * may have rewritten since: check the copy the server reads.
+		 */
+		if (!dev_ext_ok(&v))
+			return -EUCLEAN;
+	}
 	return len;
 }
 

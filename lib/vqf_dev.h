@@ -163,6 +163,13 @@ struct vqf_dev_conn {
  * EXT          -EBADRQC        EINVAL        total_extlen beyond the request
  *                                            or on an opcode without
  *                                            VQF_OPF_EXT
+ * EXT_BAD      -EUCLEAN        EINVAL        the extension block is not a
+ *                                            run of well-formed headers:
+ *                                            a size below 8, not a multiple
+ *                                            of 8 or past the block, a type
+ *                                            other than a security context
+ *                                            header, or contexts that do
+ *                                            not fill it exactly
  *
  * NOREPLY opcodes (FORGET, BATCH_FORGET, INTERRUPT) get no reply even when
  * refused, once the opcode is known.
@@ -189,6 +196,7 @@ enum vqf_dev_reason {
 	VQF_DEV_R_COUNT,
 	VQF_DEV_R_COUNT_MAX,
 	VQF_DEV_R_EXT,
+	VQF_DEV_R_EXT_BAD,
 	VQF_DEV_R_NR
 };
 
@@ -204,6 +212,7 @@ struct vqf_dev_stats {
 	u64 reply_overflow;	/* -EMSGSIZE */
 	u64 reply_bad_error;	/* -ERANGE */
 	u64 reply_err_payload;	/* -EINVAL */
+	u64 flatten_ext_bad;	/* -EUCLEAN from vqf_dev_flatten() */
 };
 
 /* The opcode's fixed argument, copied once from the guest. */
@@ -364,8 +373,13 @@ u32 vqf_dev_flat_len(const struct vqf_dev_req *req);
  * extension bytes from the guest's segments; the result is what
  * fuse_session_process_buf() expects.
  *
+ * The extension block is checked again on the copy (the guest may have
+ * rewritten it since vqf_dev_parse() checked its bytes in place).
+ *
  * Return: bytes written (== vqf_dev_flat_len()); -EINVAL if @req was
- * refused; -ENOSPC if @size is too small (nothing written).
+ * refused; -ENOSPC if @size is too small (nothing written); -EUCLEAN if
+ * the copied extension block no longer passes (the buffer is then not a
+ * request to hand on).
  */
 int vqf_dev_flatten(const struct vqf_dev_req *req, void *buf, u32 size);
 

@@ -46,6 +46,13 @@ struct fuse_entryver_out {
  */
 #define VQF_VER_ROOT_INDEX	1ULL
 
+/*
+ * Request extensions (fuse_in_header.total_extlen): a header whose type is
+ * at most this is a fuse_secctx_header and the type its nr_secctx (Linux
+ * 6.3's FUSE_MAX_NR_SECCTX; 6.1's headers do not name it).
+ */
+#define VQF_FUSE_MAX_NR_SECCTX	31
+
 /* The virtio-fs shared memory region id of the table (seed 010). */
 #define VQF_VIRTIO_FS_SHMCAP_ID_VERSION	1
 

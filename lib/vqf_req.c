@@ -34,27 +34,34 @@ static u32 page_arg_size(const struct vqf_req *req, bool in)
 	return req->out_pages ? req->out_args[req->out_numargs - 1].size : 0;
 }
 
-/* Page descs covering @total bytes: whether they reach it, and how many. */
+/*
+ * Page descs covering @total bytes: whether they reach it, and how many
+ * (@nr_sg is written on every path, 0 when they do not).
+ */
 static bool pages_cover(const struct vqf_page_desc *pv, u32 nr, u32 total,
 			unsigned int *nr_sg)
 {
 	unsigned int n = 0;
+	bool ok = true;
 	u32 i;
 
 	for (i = 0; i < nr && total; i++) {
 		u32 this_len = VQF_MIN(pv[i].length, total);
 
-		if (!pv[i].page && this_len)
-			return false;
-		if ((u64)pv[i].offset + pv[i].length > 0xffffffffULL)
-			return false;
+		if ((!pv[i].page && this_len) ||
+		    (u64)pv[i].offset + pv[i].length > 0xffffffffULL) {
+			ok = false;
+			break;
+		}
 		if (this_len)
 			n++;
 		total -= this_len;
 	}
+	if (total)
+		ok = false;
 	if (nr_sg)
-		*nr_sg = n;
-	return total == 0;
+		*nr_sg = ok ? n : 0;
+	return ok;
 }
 
 static bool args_valid(const struct vqf_req *req, bool in)
@@ -212,6 +219,33 @@ u32 vqf_req_reply_capacity(const struct vqf_req *req)
 	return OUT_H_SIZE + linear_len(req, false) + page_arg_size(req, false);
 }
 
+/*
+ * An argvar last out arg only where the opcode's reply shape has one: the
+ * table's OUT_ARGVAR, that last arg present (not an OPTIONAL one left out)
+ * and, for an xattr size probe, never (fuse_getxattr_out is fixed).
+ * Anything else would let vqf_req_complete() take a truncated fixed reply.
+ */
+static bool argvar_allowed(const struct vqf_req *req)
+{
+	const struct vqf_fuse_op *op;
+	u64 count;
+
+	if (!req->out_argvar)
+		return true;
+	op = vqf_fuse_op(req->in_h.opcode);
+	if (!op || !(op->flags & VQF_OPF_OUT_ARGVAR) ||
+	    req->out_numargs != op->nr_out)
+		return false;
+	if (op->flags & VQF_OPF_XATTR_PROBE) {
+		if (!req->in_numargs ||
+		    vqf_fuse_arg_count(&op->out[0], req->in_args[0].value,
+				       req->in_args[0].size, &count) ||
+		    !count)
+			return false;
+	}
+	return true;
+}
+
 int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
 {
 	unsigned int i, n;
@@ -220,6 +254,8 @@ int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
 
 	if (vqf_req_check(req))
 		return -EINVAL;
+	if (!argvar_allowed(req))
+		return -EPROTOTYPE;
 	if (argbuf_size < vqf_req_argbuf_size(req))
 		return -ENOSPC;
 	if (!argbuf && vqf_req_argbuf_size(req))

@@ -241,7 +241,11 @@ u32 vqf_req_argbuf_size(const struct vqf_req *req);
  * Copies the in args (not in pages) to the start of @argbuf.  The out part
  * is not cleared: vqf_req_complete() copies only what the reply wrote.
  *
- * Return: 0; -EINVAL if @req is invalid; -ENOSPC if @argbuf_size is below
+ * Return: 0; -EINVAL if @req is invalid; -EPROTOTYPE if @req has
+ * out_argvar where the opcode table's reply shape has none (an opcode
+ * without VQF_OPF_OUT_ARGVAR or not in the table, fewer out args than the
+ * table lists, an xattr size probe): such a request would accept a
+ * truncated fixed reply; -ENOSPC if @argbuf_size is below
  * vqf_req_argbuf_size().
  */
 int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size);

@@ -46,6 +46,8 @@ static void zero(void *ctx, void *page, u32 offset, u32 len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const u8 in_bytes[3][32] = { "in0", "in1", "in2" };
+	static const u32 argvar_op[VQF_REQ_MAX_OUT + 1] = {
+		FUSE_GETATTR, FUSE_READ, FUSE_IOCTL, FUSE_CREATE };
 	const struct vqf_page_ops ops = { .zero = zero };
 	struct vqf_sg sg[64];
 	struct vqf_sg_counts cnt;
@@ -93,6 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	req.out_argvar = flags & 1;
+	/*
+	 * complete() is shape-blind, to_argbuf() is not: an argvar goes on
+	 * an opcode whose table lists that many out args, the last variable.
+	 */
+	if (req.out_argvar)
+		req.in_h.opcode = argvar_op[req.out_numargs];
 	used_len = fz_u32(&f);
 
 	if (vqf_req_check(&req)) {

@@ -36,7 +36,7 @@ struct vqf_dev_rt_ctx {
 	struct vqf_req req;
 	u8 in_fixed[VQF_RT_BUF];
 	u8 payload[VQF_RT_BUF];
-	u8 ext[16];
+	u8 ext[24];
 	u8 out_buf[VQF_REQ_MAX_OUT][VQF_RT_BUF];
 	u8 in_page[2][VQF_RT_BUF];
 	u8 out_page[2][VQF_RT_BUF];
@@ -189,9 +189,19 @@ static inline int vqf_rt_build(struct vqf_dev_rt_ctx *t,
 		}
 		VQF_RT_CHECK(!ret);
 	}
-	/* Opcodes that may carry one get a request extension (16 bytes). */
+	/*
+	 * Opcodes that may carry one get a request extension: one security
+	 * context (header, fuse_secctx of a 1-byte value, name "a", value,
+	 * padding), the value and padding patterned per opcode.
+	 */
 	if (op->flags & VQF_OPF_EXT) {
+		const struct fuse_secctx_header eh = { 24, 1 };
+		const struct fuse_secctx ec = { 1, 0 };
+
 		vqf_rt_pattern(t->ext, sizeof(t->ext), op->opcode + 2);
+		memcpy(t->ext, &eh, sizeof(eh));
+		memcpy(t->ext + 8, &ec, sizeof(ec));
+		memcpy(t->ext + 16, "a", 2);
 		VQF_RT_CHECK(!vqf_req_add_in(&t->req, t->ext, sizeof(t->ext)));
 		t->req.in_ext = true;
 	}

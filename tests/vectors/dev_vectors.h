@@ -66,6 +66,7 @@ static const int vqf_dev_vec_reply_errno[VQF_DEV_R_NR] = {
 	[VQF_DEV_R_COUNT] = -EINVAL,
 	[VQF_DEV_R_COUNT_MAX] = -EINVAL,
 	[VQF_DEV_R_EXT] = -EINVAL,
+	[VQF_DEV_R_EXT_BAD] = -EINVAL,
 };
 
 /* ... and the errno vqf_dev_parse() returns, as documented. */
@@ -91,6 +92,7 @@ static const int vqf_dev_vec_parse_errno[VQF_DEV_R_NR] = {
 	[VQF_DEV_R_COUNT] = -EBADSLT,
 	[VQF_DEV_R_COUNT_MAX] = -ETOOMANYREFS,
 	[VQF_DEV_R_EXT] = -EBADRQC,
+	[VQF_DEV_R_EXT_BAD] = -EUCLEAN,
 };
 
 static const u8 vqf_dev_vec_zeros[8400];
@@ -135,6 +137,26 @@ struct vqf_dev_vec_setxattr_compat {
 	u32 flags;
 	char name[7];
 };
+
+/*
+ * Extension blocks (fuse_in_header.total_extlen * 8 bytes, or the plain
+ * security context tail): headers {size, type} as u32 pairs, host-endian
+ * like the rest of FUSE.  VQF_DV_EXT(...) is the block as the payload.
+ */
+#define VQF_DV_EXT(...)	.pay = (const u32[]){ __VA_ARGS__ },		\
+			.pay_len = sizeof((const u32[]){ __VA_ARGS__ })
+/* One security context: header, fuse_secctx, name, value, padding to 8. */
+struct vqf_dev_vec_secctx {
+	struct fuse_secctx_header h;
+	struct fuse_secctx c;
+	char name[17];
+	char value[4];
+	char pad[3];
+};
+#define VQF_DV_SECCTX(hsize, nr, csize, nm)				\
+	.pay = &(const struct vqf_dev_vec_secctx){ { hsize, nr },	\
+		{ csize, 0 }, nm, "abc", "" },				\
+	.pay_len = sizeof(struct vqf_dev_vec_secctx)
 
 #define VQF_DV_OK(op, ...) { .name = #op, .opcode = FUSE_##op, \
 			     __VA_ARGS__ }
@@ -238,13 +260,25 @@ static const struct vqf_dev_vec vqf_dev_vecs[] = {
 	       VQF_DV_ZEROS(4096), .data_len = 4096),
 	VQF_DV("mkdir_secctx", FUSE_MKDIR, .flags = FUSE_SECURITY_CTX,
 	       VQF_DV_FIXSTR(fuse_mkdir_in, "dir", .mode = 0755),
-	       VQF_DV_ZEROS(24), VQF_DV_NAME(3), .ext_len = 24),
-	VQF_DV("create_ext", FUSE_CREATE, .extlen = 2,
+	       VQF_DV_SECCTX(40, 1, 4, "security.selinux"), VQF_DV_NAME(3),
+	       .ext_len = 40),
+	VQF_DV("mkdir_secctx_none", FUSE_MKDIR, .flags = FUSE_SECURITY_CTX,
+	       VQF_DV_FIXSTR(fuse_mkdir_in, "dir", .mode = 0755),
+	       VQF_DV_EXT(8, 0), VQF_DV_NAME(3), .ext_len = 8),
+	VQF_DV("create_ext", FUSE_CREATE, .extlen = 5,
 	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
-	       VQF_DV_ZEROS(16), VQF_DV_NAME(1), .ext_len = 16),
+	       VQF_DV_SECCTX(40, 1, 4, "security.selinux"), VQF_DV_NAME(1),
+	       .ext_len = 40),
+	/* Linux 6.1 without an LSM: a header with no context. */
+	VQF_DV("mknod_ext_no_context", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(8, 0), VQF_DV_NAME(1), .ext_len = 8),
+	VQF_DV("mknod_ext_two_headers", FUSE_MKNOD, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(8, 0, 8, 0), VQF_DV_NAME(1), .ext_len = 16),
 	VQF_DV("symlink_ext_and_secctx", FUSE_SYMLINK, .extlen = 1,
 	       .flags = FUSE_SECURITY_CTX, VQF_DV_STR("ln\0t"),
-	       VQF_DV_ZEROS(8), VQF_DV_NAMES(2, 1), .ext_len = 8),
+	       VQF_DV_EXT(8, 0), VQF_DV_NAMES(2, 1), .ext_len = 8),
 
 	/* Framing. */
 	VQF_DV("empty_chain", FUSE_LOOKUP, VQF_DV_STR("x"), .keep1 = 1,
@@ -270,6 +304,66 @@ static const struct vqf_dev_vec vqf_dev_vecs[] = {
 	       VQF_DV_FIXSTR(fuse_mkdir_in, "d"), VQF_DV_REJECT(VQF_DEV_R_EXT)),
 	VQF_DV("ext_on_lookup", FUSE_LOOKUP, .extlen = 1, VQF_DV_STR("x"),
 	       VQF_DV_ZEROS(8), VQF_DV_REJECT(VQF_DEV_R_EXT)),
+	/* Extension blocks that are not a run of well-formed headers. */
+	VQF_DV("mknod_ext_zero8", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_ZEROS(8), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_size_fff8", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(0xfff8, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_size_4", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(4, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_size_12", FUSE_MKNOD, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(12, 0, 0, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_size_16_of_8", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(16, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_size_max", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(0xfffffff8, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_type_groups", FUSE_MKNOD, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(16, 32, 1, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_type_all_ones", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(8, 0xffffffff), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_second_zero", FUSE_MKNOD, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(8, 0, 0, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_secctx_slack", FUSE_MKNOD, .extlen = 2,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(16, 0, 0, 0), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mknod_ext_secctx_missing", FUSE_MKNOD, .extlen = 1,
+	       VQF_DV_FIXSTR(fuse_mknod_in, "n", .mode = 0100600),
+	       VQF_DV_EXT(8, 1), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("create_ext_secctx_value_over", FUSE_CREATE, .extlen = 5,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_SECCTX(40, 1, 12, "security.selinux"),
+	       VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("create_ext_secctx_value_huge", FUSE_CREATE, .extlen = 5,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_SECCTX(40, 1, 0xffffffff, "security.selinux"),
+	       VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("create_ext_secctx_two_of_one", FUSE_CREATE, .extlen = 5,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_SECCTX(40, 2, 4, "security.selinux"),
+	       VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("create_ext_secctx_name_empty", FUSE_CREATE, .extlen = 5,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_SECCTX(40, 1, 4, ""), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("create_ext_secctx_name_unterminated", FUSE_CREATE, .extlen = 3,
+	       VQF_DV_FIXSTR(fuse_create_in, "f", .mode = 0644),
+	       VQF_DV_EXT(24, 1, 0, 0, 0x61616161, 0x61616161),
+	       VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("mkdir_secctx_tail_zeros", FUSE_MKDIR,
+	       .flags = FUSE_SECURITY_CTX,
+	       VQF_DV_FIXSTR(fuse_mkdir_in, "dir", .mode = 0755),
+	       VQF_DV_ZEROS(24), VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
+	VQF_DV("symlink_ext_size_fff8", FUSE_SYMLINK, .extlen = 1,
+	       VQF_DV_STR("ln\0t"), VQF_DV_EXT(0xfff8, 1),
+	       VQF_DV_REJECT(VQF_DEV_R_EXT_BAD)),
 	VQF_DV("ext_and_secctx_tail", FUSE_MKDIR, .extlen = 1,
 	       .flags = FUSE_SECURITY_CTX,
 	       VQF_DV_FIXSTR(fuse_mkdir_in, "d"), VQF_DV_ZEROS(16),

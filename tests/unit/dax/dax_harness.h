@@ -59,6 +59,7 @@ struct harness {
 	bool in_wait;
 	/* counters */
 	unsigned int kicks, kicks_delayed, wakes, waits, requests_remove;
+	unsigned int trylocks;		/* inode_trylock calls */
 	/* injections: next send fails with this errno (0 = none) */
 	int fail_setup;
 	int fail_remove;
@@ -155,6 +156,7 @@ static bool h_inode_trylock(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 
 	assert_false(h->w_held);
 	assert_int_equal(h->m_total, 0);
+	h->trylocks++;
 	if (hi->l_other || hi->l)
 		return false;
 	hi->l = true;

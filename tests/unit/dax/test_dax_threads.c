@@ -169,7 +169,8 @@ static int o_wait(struct vqf_dax_window *w)
 	struct timespec ts;
 	int ret = 0;
 
-	deadline(&ts, 10);
+	/* A stall, not a slow machine: far beyond any reclaim pass. */
+	deadline(&ts, 120);
 	pthread_mutex_lock(&T.wmu);
 	while (!vqf_dax_nr_free(w)) {
 		if (pthread_cond_timedwait(&T.free_cv, &T.wmu, &ts)) {

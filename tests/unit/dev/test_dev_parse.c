@@ -211,6 +211,49 @@ static void guest_rewrites_after_parse(void **state)
 	assert_memory_equal(flat + 48, "old\0new", 8);
 }
 
+/*
+ * The extension block is handed to the server from the guest's memory, so
+ * vqf_dev_flatten() checks the copy again: a header the guest rewrote
+ * after the parse (size 3: smaller than a header) is -EUCLEAN, and a
+ * rewrite that is still well-formed passes as written.
+ */
+static void guest_rewrites_ext_after_parse(void **state)
+{
+	struct fuse_in_header h = { .len = 40 + 16 + 2 + 8,
+				    .opcode = FUSE_MKNOD, .unique = 7,
+				    .total_extlen = 1 };
+	struct fuse_mknod_in mk = { .mode = 0100600 };
+	struct fuse_secctx_header ext = { .size = 8, .nr_secctx = 0 };
+	struct vqf_dev_seg seg = { img, 40 + 16 + 2 + 8 };
+	u8 *eb = img + 40 + 16 + 2;
+	struct vqf_dev_conn conn;
+	u8 flat[128];
+
+	(void)state;
+	memcpy(img, &h, 40);
+	memcpy(img + 40, &mk, 16);
+	memcpy(img + 56, "n", 2);
+	memcpy(eb, &ext, 8);
+	vqf_dev_conn_init(&conn);
+	conn.initialized = true;
+	conn.minor = 38;
+	assert_int_equal(vqf_dev_parse(&conn, &seg, 1, false, &req, NULL), 0);
+	assert_int_equal(req.ext.len, 8);
+	assert_int_equal(vqf_dev_flatten(&req, flat, sizeof(flat)), h.len);
+
+	ext.size = 3;
+	memcpy(eb, &ext, 8);
+	assert_int_equal(vqf_dev_flatten(&req, flat, sizeof(flat)), -EUCLEAN);
+	ext.size = 8;
+	ext.nr_secctx = 1;	/* one context announced, none in 8 bytes */
+	memcpy(eb, &ext, 8);
+	assert_int_equal(vqf_dev_flatten(&req, flat, sizeof(flat)), -EUCLEAN);
+	ext.nr_secctx = 0;
+	memcpy(eb, &ext, 8);
+	assert_int_equal(vqf_dev_flatten(&req, flat, sizeof(flat)), h.len);
+	assert_memory_equal(flat + h.len - 8, &ext, 8);
+}
+
 /* Reasons have names and errnos; out-of-range values are handled. */
 static void reasons(void **state)
 {
@@ -325,6 +368,7 @@ int main(void)
 		cmocka_unit_test(init_done),
 		cmocka_unit_test(write_views),
 		cmocka_unit_test(guest_rewrites_after_parse),
+		cmocka_unit_test(guest_rewrites_ext_after_parse),
 		cmocka_unit_test(reasons),
 		cmocka_unit_test(mutations),
 	};

@@ -244,6 +244,76 @@ static void test_shared_pages(void **state)
 	expect_page(&sg[7], &pv[1], 64, true);
 }
 
+/*
+ * An argvar last out arg only where the opcode's reply shape has one:
+ * otherwise vqf_req_complete() would take a truncated fixed reply (a LOOKUP
+ * with only fuse_entry_out accepted 0 or 24 bytes of it).
+ */
+static void test_argvar_refused(void **state)
+{
+	struct fuse_getxattr_in gi = { .size = 0 };
+	struct fuse_entry_out entry;
+	struct fuse_entryver_out ver;
+	struct fuse_getxattr_out go;
+	struct fuse_init_out io;
+	struct fuse_attr_out ao;
+	u8 argbuf[512], val[16];
+	struct vqf_req req;
+
+	(void)state;
+	/* LOOKUP from the table with one out arg keeps the table's argvar. */
+	vqf_req_init(&req, FUSE_LOOKUP, 1, 7);
+	vqf_req_add_in(&req, "a", 2);
+	vqf_req_add_out(&req, &entry, sizeof(entry));
+	assert_true(req.out_argvar);
+	memset(argbuf, 0xee, sizeof(argbuf));
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)),
+			 -EPROTOTYPE);
+	assert_int_equal(req.in_h.len, 0);
+	assert_int_equal(argbuf[0], 0xee);
+	/* ... and is accepted with the extension the argvar is for. */
+	vqf_req_add_out(&req, &ver, sizeof(ver));
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)), 0);
+
+	/* An opcode whose reply has no variable part. */
+	vqf_req_init(&req, FUSE_GETATTR, 1, 8);
+	vqf_req_add_out(&req, &ao, sizeof(ao));
+	req.out_argvar = true;
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)),
+			 -EPROTOTYPE);
+
+	/* An xattr size probe: fuse_getxattr_out is fixed. */
+	vqf_req_init(&req, FUSE_GETXATTR, 1, 9);
+	vqf_req_add_in(&req, &gi, sizeof(gi));
+	vqf_req_add_in(&req, "user.x", 7);
+	vqf_req_add_out(&req, &go, sizeof(go));
+	assert_true(req.out_argvar);
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)),
+			 -EPROTOTYPE);
+	req.out_argvar = false;
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)), 0);
+	/* With a size it is the value, which may come back short. */
+	gi.size = sizeof(val);
+	vqf_req_init(&req, FUSE_GETXATTR, 1, 10);
+	vqf_req_add_in(&req, &gi, sizeof(gi));
+	vqf_req_add_in(&req, "user.x", 7);
+	vqf_req_add_out(&req, val, sizeof(val));
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)), 0);
+
+	/* An opcode virtio-fs does not carry has no reply shape at all. */
+	vqf_req_init(&req, FUSE_GETATTR, 1, 11);
+	req.in_h.opcode = FUSE_BMAP;
+	vqf_req_add_out(&req, &ao, sizeof(ao));
+	req.out_argvar = true;
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)),
+			 -EPROTOTYPE);
+
+	/* INIT's argvar (an older server's shorter init_out) stays allowed. */
+	vqf_req_init(&req, FUSE_INIT, 0, 12);
+	vqf_req_add_out(&req, &io, sizeof(io));
+	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)), 0);
+}
+
 static void test_argbuf_errors(void **state)
 {
 	struct vqf_req req;
@@ -459,6 +529,8 @@ static void zero_cb(void *ctx, void *page, u32 off, u32 len)
 
 static void test_randomized_model(void **state)
 {
+	static const u32 argvar_op[] = { 0, FUSE_READ, FUSE_IOCTL,
+					 FUSE_CREATE };
 	const char *seed_env = getenv("VQF_SEED");
 	unsigned int iters = getenv("VQF_UNDER_VALGRIND") ? 3000 : 60000;
 	const struct vqf_page_ops ops = { .zero = zero_cb };
@@ -496,7 +568,12 @@ static void test_randomized_model(void **state)
 		for (i = 0; i < m.nr_out; i++)
 			linear += m.out_size[i];
 
-		vqf_req_init(&req, FUSE_GETATTR, 1, 0x55);
+		/*
+		 * complete() is shape-blind; to_argbuf() wants an argvar only
+		 * on an opcode whose table lists that many out args.
+		 */
+		vqf_req_init(&req, m.argvar ? argvar_op[m.nr_out + m.pages] :
+			     FUSE_GETATTR, 1, 0x55);
 		req.out_argvar = m.argvar;
 		for (i = 0; i < m.nr_out; i++)
 			vqf_req_add_out(&req, outv[i], m.out_size[i]);
@@ -596,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_pages_only),
 		cmocka_unit_test(test_shared_pages),
 		cmocka_unit_test(test_argbuf_errors),
+		cmocka_unit_test(test_argvar_refused),
 		cmocka_unit_test(test_check_rejects),
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_complete_caller_bugs),
