@@ -86,26 +86,6 @@ void vqf_cli_cache_usage(FILE *f, bool all)
 		"                      always, auto+wb, always+wb, shared)" : "");
 }
 
-static const struct vqf_cli_num_opt *find_num(
-	const struct vqf_cli_num_opt *tab, size_t n, const char *name)
-{
-	for (size_t k = 0; k < n; k++)
-		if (!strcmp(name, tab[k].name))
-			return &tab[k];
-	return NULL;
-}
-
-static int num_value(const struct vqf_cli_num_opt *nd, const char *val,
-		     unsigned long long *v)
-{
-	if (!vqf_cli_parse_num(val, nd->suffix, nd->lo, nd->hi, v))
-		return 0;
-	return vqf_cli_bad_usage("%s: invalid value '%s' (expected "
-				 "%s%llu..%llu)", nd->name, val,
-				 nd->suffix ? "bytes, K/M/G suffix, " : "",
-				 nd->lo, nd->hi);
-}
-
 int vqf_cli_parse_backend(const char *name, const char *val,
 			  enum vqf_sim_fs *fs)
 {
@@ -113,9 +93,11 @@ int vqf_cli_parse_backend(const char *name, const char *val,
 		*fs = VQF_SIM_FS_VQFUSE;
 	else if (!strcmp(val, "passthrough_ll") || !strcmp(val, "ptll"))
 		*fs = VQF_SIM_FS_PTLL;
+	else if (!strcmp(val, "null"))
+		*fs = VQF_SIM_FS_NULL;
 	else
 		return vqf_cli_bad_usage("%s: unknown backend '%s' (vqfuse, "
-					 "passthrough_ll)", name, val);
+					 "passthrough_ll, null)", name, val);
 	return 0;
 }
 
@@ -129,9 +111,11 @@ int vqf_cli_check_machine(unsigned int queue_size,
 	if (dax_window & (dax_window - 1))
 		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
 					 "of two", dax_window);
-	if (dax && fs == VQF_SIM_FS_PTLL)
-		return vqf_cli_bad_usage("--dax: the passthrough_ll backend "
-					 "cannot map files (ENOSYS)");
+	if (dax && fs != VQF_SIM_FS_VQFUSE)
+		return vqf_cli_bad_usage("--dax: the %s backend cannot map "
+					 "files (ENOSYS)",
+					 fs == VQF_SIM_FS_PTLL ?
+					 "passthrough_ll" : "null");
 	return 0;
 }
 
@@ -142,90 +126,4 @@ void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
 		return;
 	sc->dax_window = dax_window ? dax_window : 64ull << 20;
 	sc->dax_guest = true;
-}
-
-static int split(const char *cmd, const char *a, char *name, size_t len,
-		 const char **val)
-{
-	const char *eq = strchr(a, '=');
-	size_t n = eq ? (size_t)(eq - a) : strlen(a);
-
-	if (n >= len)
-		return vqf_cli_bad_usage("%s: unknown option '%s'", cmd, a);
-	memcpy(name, a, n);
-	name[n] = 0;
-	*val = eq ? eq + 1 : NULL;
-	return 0;
-}
-
-static int no_value(const char *name, const char *val)
-{
-	return val ? vqf_cli_bad_usage("%s takes no value", name) : 0;
-}
-
-static int need_value(const char *name, int argc, char **argv, int *i,
-		      const char **val)
-{
-	if (*val)
-		return 0;
-	if (*i + 1 >= argc)
-		return vqf_cli_bad_usage("%s needs a value", name);
-	*val = argv[++*i];
-	return 0;
-}
-
-static bool listed(const char *const *list, const char *name)
-{
-	for (; list && *list; list++)
-		if (!strcmp(*list, name))
-			return true;
-	return false;
-}
-
-int vqf_cli_walk(const struct vqf_cli_spec *spec, int argc, char **argv,
-		 void *o)
-{
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const struct vqf_cli_num_opt *nd;
-		unsigned long long v = 0;
-		char name[32];
-		int ret;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return -1;
-		if (spec->arg && (strncmp(a, "--", 2) || !a[2])) {
-			if (!strcmp(a, "--") && !(a = ++i < argc ? argv[i] :
-						  NULL))
-				break;
-			ret = spec->arg(o, a);
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (strncmp(a, "--", 2))
-			return vqf_cli_bad_usage("%s: unexpected argument "
-						 "'%s'", spec->cmd, a);
-		if (split(spec->cmd, a, name, sizeof(name), &val))
-			return VQF_CLI_EXIT_USAGE;
-		if (listed(spec->flags, name)) {
-			ret = no_value(name, val);
-			if (!ret)
-				ret = spec->set(o, name, NULL, NULL);
-			if (ret)
-				return ret;
-			continue;
-		}
-		nd = find_num(spec->nums, spec->nnums, name);
-		if (!nd && !listed(spec->strs, name))
-			return vqf_cli_bad_usage("%s: unknown option '%s'",
-						 spec->cmd, name);
-		if (need_value(name, argc, argv, &i, &val) ||
-		    (nd && num_value(nd, val, &v)))
-			return VQF_CLI_EXIT_USAGE;
-		ret = spec->set(o, name, val, nd ? &v : NULL);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }

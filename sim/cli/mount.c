@@ -83,6 +83,7 @@ struct mount_opts {
 	enum vqf_sim_fs fs;
 	enum vqf_gcli_cache cache;
 	bool writeback, inline_kick, debug, dax;
+	bool private_mount, nodev;
 	unsigned long long dax_window;	/* 0: 64 MiB */
 	double timeout;			/* seconds, cache=auto; 0: default */
 	bool timeout_set;
@@ -103,15 +104,19 @@ struct bridge {
 	u64 hops[H_NR];
 };
 
-static struct bridge *br(void)
-{
-	return fuse_get_context()->private_data;
-}
-
+/*
+ * Counts a host operation and makes its caller the one the client's
+ * requests name, as a guest kernel fills each request's header from
+ * current_cred(): the server creates as that user.
+ */
 static struct bridge *count(enum hop h)
 {
-	struct bridge *b = br();
+	const struct fuse_context *ctx = fuse_get_context();
+	struct bridge *b = ctx->private_data;
+	struct vqf_gcli_creds cr = { .uid = ctx->uid, .gid = ctx->gid,
+				     .pid = (u32)ctx->pid };
 
+	vqf_gcli_set_creds(b->cli, &cr);
 	__atomic_fetch_add(&b->hops[h], 1, __ATOMIC_RELAXED);
 	return b;
 }
@@ -524,13 +529,19 @@ void vqf_cli_mount_usage(FILE *f)
 "                      default 64M), as for run\n"
 "  --trace FILE        every request's life as Chrome trace-event JSON,\n"
 "                      written at unmount (ui.perfetto.dev)\n"
+"  --private           as root: no allow_other,default_permissions (only\n"
+"                      root may use the mount)\n"
+"  --nodev             refuse to create character and block devices\n"
 "  -h, --help          this text\n"
 "\n"
 "mount exposes the simulated guest's client as a FUSE mount of the host\n"
 "at MOUNTPOINT: host programs -> host kernel -> vqfuse-sim (libfuse3) ->\n"
 "guest client -> virtqueues -> device -> backend -> DIR.  The host\n"
 "kernel's caching is off (timeouts 0, direct I/O) so that the guest's\n"
-"cache mode is what is measured.  It runs in the foreground, prints\n"
+"cache mode is what is measured.  Mounted by root it is shared with every\n"
+"user (allow_other) and the host kernel checks permissions\n"
+"(default_permissions); each request carries its caller's uid, gid and\n"
+"pid, and the server creates files as that user (docs/posix.md).  It runs in the foreground, prints\n"
 "\"%s: mounted DIR on MOUNTPOINT\" on stdout once the mount is there, and\n"
 "unmounts on SIGINT, SIGTERM or SIGHUP (or fusermount3 -u MOUNTPOINT),\n"
 "closing what the host left open, and prints its counters on stdout:\n"
@@ -584,6 +595,10 @@ static int mount_set(void *arg, const char *name, const char *val,
 		o->debug = true;
 	} else if (!strcmp(name, "--dax")) {
 		o->dax = true;
+	} else if (!strcmp(name, "--private")) {
+		o->private_mount = true;
+	} else if (!strcmp(name, "--nodev")) {
+		o->nodev = true;
 	} else if (!strcmp(name, "--shared")) {
 		if (!*val)
 			return vqf_cli_bad_usage("--shared: empty path");
@@ -615,7 +630,8 @@ static int mount_arg(void *arg, const char *a)
 }
 
 static const char *const mount_flags[] = {
-	"--writeback", "--inline", "--debug", "--dax", NULL
+	"--writeback", "--inline", "--debug", "--dax", "--private",
+	"--nodev", NULL
 };
 static const char *const mount_strs[] = {
 	"--shared", "--backend", "--fs", "--cache", "--timeout", "--trace",
@@ -746,6 +762,9 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 
 	sc.shared = o->shared;
 	sc.fs = o->fs;
+	/* Callers are this host's processes: their groups are in /proc. */
+	sc.host_callers = true;
+	sc.nodev = o->nodev;
 	sc.queues = o->queues;
 	sc.queue_size = o->queue_size;
 	sc.threads = o->threads;
@@ -785,7 +804,7 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 /* The kernel's FUSE loop until a signal or an unmount; 0 when clean. */
 static int serve(const struct mount_opts *o, struct bridge *b)
 {
-	char *fargv[4] = { (char *)vqf_cli_prog, NULL, NULL, NULL };
+	char *fargv[5] = { (char *)vqf_cli_prog, NULL, NULL, NULL, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(0, fargv);
 	struct fuse_loop_config lc = { .clone_fd = 0,
 				       .max_idle_threads = 10 };
@@ -794,6 +813,11 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 	int fargc = 1, ret;
 
 	fargv[fargc++] = "-ofsname=vqfuse-sim,subtype=vqfuse";
+	/* Every user, with the host kernel checking permissions as a guest
+	 * kernel does; unprivileged, a mount of one's own (fusermount3).
+	 */
+	if (!geteuid() && !o->private_mount)
+		fargv[fargc++] = "-oallow_other,default_permissions";
 	if (o->debug)
 		fargv[fargc++] = "-d";
 	args.argc = fargc;

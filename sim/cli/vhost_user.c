@@ -4,94 +4,41 @@
  * served to a real QEMU (-device vhost-user-fs-pci) over a vhost-user
  * socket, with the shared directory behind vqfuse's passthrough or
  * libfuse's passthrough_ll.  One connection: the program exits when the
- * front-end goes away, or at SIGINT/SIGTERM.
+ * front-end goes away, or at SIGINT/SIGTERM, as the vhost-user spec's
+ * backend program conventions ask.  It takes virtiofsd's command line too
+ * (vu_compat.c) and serves virtiofsd's cache policy (vu_policy.c), so it
+ * can be started in virtiofsd's place.
  */
 #define _GNU_SOURCE
 #include "vqf_cli.h"
 #include "vqf_passthrough.h"
 #include "vqf_passthrough_ll.h"
+#include "vqf_nullfs.h"
 #include "vqf_vhost.h"
+#include "vqf_vu.h"
+#include "vqf_vu_shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
-struct vu_opts {
-	const char *socket, *shared, *tag;
-	unsigned int queues, threads, queue_size;
-	enum vqf_sim_fs fs;
-	bool verbose, host_locks, direct_io;
-	double timeout;
-};
-
-static const struct vqf_cli_num_opt vu_nums[] = {
-	{ "--queues", false, 1, 64 },
-	{ "--threads", false, 0, 256 },
-	{ "--queue-size", false, 1, 1024 },
-};
+#ifndef VQF_VERSION
+#define VQF_VERSION "unknown"
+#endif
 
 static int stop_fd = -1;
-
-/*
- * The filesystem's ops as virtiofsd serves them by default: locks stay in
- * the guest (no -o posix_lock, no -o flock: the guest's fuse then keeps
- * POSIX, OFD and flock locks itself) and O_DIRECT is dropped from opens
- * (no allow_direct_io: the host file is opened buffered; the guest still
- * bypasses its own cache).  --host-locks and --allow-direct-io keep the
- * backend's own behaviour.
- */
-static const struct fuse_lowlevel_ops *base_ops;
-static struct fuse_lowlevel_ops vu_ops;
-static bool vu_host_locks, vu_direct_io;
-
-static void vu_init(void *userdata, struct fuse_conn_info *conn)
-{
-	if (base_ops->init)
-		base_ops->init(userdata, conn);
-	if (!vu_host_locks)
-		conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
-}
-
-static void vu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	if (!vu_direct_io)
-		fi->flags &= ~O_DIRECT;
-	base_ops->open(req, ino, fi);
-}
-
-static void vu_create(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      mode_t mode, struct fuse_file_info *fi)
-{
-	if (!vu_direct_io)
-		fi->flags &= ~O_DIRECT;
-	base_ops->create(req, parent, name, mode, fi);
-}
-
-static const struct fuse_lowlevel_ops *wrap_ops(
-	const struct fuse_lowlevel_ops *ops, size_t *op_size)
-{
-	base_ops = ops;
-	memset(&vu_ops, 0, sizeof(vu_ops));
-	memcpy(&vu_ops, ops, *op_size < sizeof(vu_ops) ? *op_size :
-	       sizeof(vu_ops));
-	*op_size = sizeof(vu_ops);
-	vu_ops.init = vu_init;
-	if (ops->open)
-		vu_ops.open = vu_open;
-	if (ops->create)
-		vu_ops.create = vu_create;
-	if (!vu_host_locks) {
-		vu_ops.getlk = NULL;
-		vu_ops.setlk = NULL;
-		vu_ops.flock = NULL;
-	}
-	return &vu_ops;
-}
 
 static void on_signal(int sig)
 {
@@ -104,115 +51,140 @@ static void on_signal(int sig)
 
 void vqf_cli_vhost_usage(FILE *f)
 {
-	fprintf(f,
-"Options of vhost-user (serve a QEMU vhost-user-fs-pci device):\n"
-"  --socket PATH       unix socket to listen on (required); QEMU connects\n"
-"                      with -chardev socket,id=ID,path=PATH\n"
-"  --shared DIR        host directory to share (required, must exist)\n"
-"  --queues N          request queues offered (1..64, default 1); QEMU's\n"
-"                      num-request-queues must not exceed it\n"
-"  --threads N         device worker threads (0..256, default 2)\n"
-"  --queue-size N      largest ring size accepted (power of two, default\n"
-"                      1024)\n"
-"  --backend NAME      vqfuse (default) or passthrough_ll\n"
-"  --timeout S         entry/attr validity given to the guest (default 0)\n"
-"  --tag TAG           the device's tag (QEMU's own tag= is what the guest\n"
-"                      sees)\n"
-"  --host-locks        serve POSIX/OFD/flock locks on the host (default:\n"
-"                      the guest keeps them, as virtiofsd without -o\n"
-"                      posix_lock,flock)\n"
-"  --allow-direct-io   open host files with the guest's O_DIRECT (default:\n"
-"                      dropped, as virtiofsd without allow_direct_io)\n"
-"  --verbose           log every vhost-user message to stderr\n"
-"Exits 0 when the front-end disconnects or at SIGINT/SIGTERM, printing\n"
-"the counters to stderr.\n");
+	vqf_vu_usage(f);
 }
 
-/* One option of vhost-user, as vqf_cli_walk() found it. */
-static int vu_set(void *arg, const char *name, const char *val,
-		  const unsigned long long *num)
+/*
+ * --syslog: the log as a stream whose lines go to syslog(3), so that
+ * every message (and the back-end's --verbose trace) takes one path.
+ */
+static ssize_t syslog_write(void *cookie, const char *buf, size_t size)
 {
-	struct vu_opts *o = arg;
+	size_t n = size && buf[size - 1] == '\n' ? size - 1 : size;
 
-	if (num && !strcmp(name, "--queues"))
-		o->queues = (unsigned int)*num;
-	else if (num && !strcmp(name, "--threads"))
-		o->threads = (unsigned int)*num;
-	else if (num)
-		o->queue_size = (unsigned int)*num;
-	else if (!strcmp(name, "--verbose"))
-		o->verbose = true;
-	else if (!strcmp(name, "--host-locks"))
-		o->host_locks = true;
-	else if (!strcmp(name, "--allow-direct-io"))
-		o->direct_io = true;
-	else if (!strcmp(name, "--backend"))
-		return vqf_cli_parse_backend(name, val, &o->fs);
-	else if (!strcmp(name, "--timeout"))
-		return vqf_cli_parse_timeout(val, &o->timeout) ?
-		       VQF_CLI_EXIT_USAGE : 0;
-	else if (!*val)
-		return vqf_cli_bad_usage("%s: empty value", name);
-	else if (!strcmp(name, "--socket"))
-		o->socket = val;
-	else if (!strcmp(name, "--shared"))
-		o->shared = val;
-	else if (strlen(val) > VQF_FS_TAG_LEN)
-		return vqf_cli_bad_usage("--tag: longer than %d bytes",
-					 VQF_FS_TAG_LEN);
-	else
-		o->tag = val;
+	(void)cookie;
+	syslog(LOG_INFO, "%.*s", (int)n, buf);
+	return (ssize_t)size;
+}
+
+static FILE *open_log(const struct vqf_vu_opts *o)
+{
+	static const cookie_io_functions_t io = { .write = syslog_write };
+	FILE *f;
+
+	if (!o->syslog)
+		return stderr;
+	openlog(vqf_cli_prog, LOG_PID, LOG_DAEMON);
+	f = fopencookie(NULL, "w", io);
+	if (!f)
+		return stderr;
+	setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+static FILE *log_out;
+static enum vqf_vu_log log_level;
+
+static void vu_log(enum vqf_vu_log level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void vu_log(enum vqf_vu_log level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	fprintf(log_out, "%s: ", vqf_cli_prog);
+	va_start(ap, fmt);
+	vfprintf(log_out, fmt, ap);
+	va_end(ap);
+	fputc('\n', log_out);
+}
+
+/*
+ * --fd: a socket the caller made and listens on (libvirt's way).  Checked
+ * where it enters: a unix stream socket that is listening.
+ */
+static int check_listen_fd(int fd)
+{
+	int v, domain, type;
+	socklen_t len = sizeof(v);
+
+	if (fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		return -ENOTSOCK;
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    domain != AF_UNIX || type != SOCK_STREAM)
+		return -EPROTOTYPE;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) || !v)
+		return -EINVAL;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+		return -errno;
 	return 0;
 }
 
-static const char *const vu_flags[] = {
-	"--verbose", "--host-locks", "--allow-direct-io", NULL
-};
-static const char *const vu_strs[] = {
-	"--socket", "--shared", "--backend", "--tag", "--timeout", NULL
-};
-static const struct vqf_cli_spec vu_spec = {
-	.cmd = "vhost-user", .flags = vu_flags, .strs = vu_strs,
-	.nums = vu_nums, .nnums = sizeof(vu_nums) / sizeof(*vu_nums),
-	.set = vu_set,
-};
-
-static int parse(int argc, char **argv, struct vu_opts *o)
+/* Options that virtiofsd has and that change nothing here: say so. */
+static void log_noops(const struct vqf_vu_opts *o)
 {
-	struct stat st;
-	int ret;
+	if (o->sandbox && strcmp(o->sandbox, "none"))
+		vu_log(VQF_VU_LOG_WARN, "sandbox=%s: not entered; the "
+		       "passthrough resolves every name beneath the shared "
+		       "directory itself (openat2 RESOLVE_BENEATH, no "
+		       "symlinks)", o->sandbox);
+	if (o->seccomp && strcmp(o->seccomp, "none"))
+		vu_log(VQF_VU_LOG_WARN, "seccomp=%s: no syscall filter is "
+		       "installed", o->seccomp);
+	if (o->announce_submounts)
+		vu_log(VQF_VU_LOG_WARN, "announce-submounts: libfuse's "
+		       "low-level API cannot flag submounts; the guest sees "
+		       "one file system");
+}
 
-	memset(o, 0, sizeof(*o));
-	o->queues = 1;
-	o->threads = 2;
-	o->queue_size = 1024;
-	ret = vqf_cli_walk(&vu_spec, argc, argv, o);
-	if (ret)
+static int setup_listen(const struct vqf_vu_opts *o)
+{
+	struct group *g;
+	int lfd, ret;
+
+	if (o->fd >= 0) {
+		ret = check_listen_fd(o->fd);
+		if (ret) {
+			vu_log(VQF_VU_LOG_ERROR, "--fd=%d: not a listening "
+			       "unix stream socket (%s)", o->fd,
+			       strerror(-ret));
+			return ret;
+		}
+		return o->fd;
+	}
+	lfd = vqf_vhost_listen(o->socket);
+	if (lfd < 0) {
+		vu_log(VQF_VU_LOG_ERROR, "%s: %s", o->socket, strerror(-lfd));
+		return lfd;
+	}
+	g = o->socket_group ? getgrnam(o->socket_group) : NULL;
+	if (o->socket_group && (!g || chown(o->socket, (uid_t)-1, g->gr_gid) ||
+				chmod(o->socket, 0660))) {
+		ret = g ? -errno : -ENOENT;
+		vu_log(VQF_VU_LOG_ERROR, "--socket-group=%s: %s",
+		       o->socket_group, strerror(-ret));
+		close(lfd);
+		unlink(o->socket);
 		return ret;
-	if (!o->socket)
-		return vqf_cli_bad_usage("vhost-user: --socket PATH is "
-					 "required");
-	if (!o->shared)
-		return vqf_cli_bad_usage("vhost-user: --shared DIR is "
-					 "required");
-	if (o->queue_size & (o->queue_size - 1))
-		return vqf_cli_bad_usage("--queue-size: %u is not a power of "
-					 "two", o->queue_size);
-	if (stat(o->shared, &st) || !S_ISDIR(st.st_mode))
-		return vqf_cli_bad_usage("--shared: %s: not a directory",
-					 o->shared);
-	if (o->fs == VQF_SIM_FS_PTLL && o->timeout)
-		return vqf_cli_bad_usage("--timeout: not with passthrough_ll");
-	return 0;
+	}
+	return lfd;
 }
 
 static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 {
 	struct vqf_vhost_stats s;
 	unsigned int i;
+	u64 other;
 
 	vqf_vhost_get_stats(vh, &s);
-	fprintf(stderr, "%s: vhost-user: %llu messages, %llu refused "
+	fprintf(log_out, "%s: vhost-user: %llu messages, %llu refused "
 		"(header %llu, unsupported %llu, size %llu, fds %llu+%llu, "
 		"index %llu, value %llu, align %llu, regions %llu, "
 		"ring outside memory %llu), %llu starts (%llu rings added), "
@@ -234,11 +206,26 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 		(unsigned long long)s.starts,
 		(unsigned long long)s.ring_adds, (unsigned long long)s.stops,
 		(unsigned long long)s.live_changes);
-	fprintf(stderr, "%s: requests per queue:", vqf_cli_prog);
+	fprintf(log_out, "%s: requests per queue:", vqf_cli_prog);
 	for (i = 0; i < nq; i++)
-		fprintf(stderr, " q%u=%llu", i,
+		fprintf(log_out, " q%u=%llu", i,
 			(unsigned long long)s.requests[i]);
-	fprintf(stderr, "\n%s: device: %llu requests, %llu hiprio, "
+	/* the data path: with a DAX window, mapped data moves without
+	 * READ/WRITE, through SETUPMAPPING/REMOVEMAPPING
+	 */
+	other = 0;
+	for (i = 0; i < VQF_VHOST_OPCODES; i++)
+		if (i != FUSE_READ && i != FUSE_WRITE &&
+		    i != FUSE_SETUPMAPPING && i != FUSE_REMOVEMAPPING)
+			other += s.by_opcode[i];
+	fprintf(log_out, "\n%s: requests by opcode: READ=%llu WRITE=%llu "
+		"SETUPMAPPING=%llu REMOVEMAPPING=%llu other=%llu",
+		vqf_cli_prog, (unsigned long long)s.by_opcode[FUSE_READ],
+		(unsigned long long)s.by_opcode[FUSE_WRITE],
+		(unsigned long long)s.by_opcode[FUSE_SETUPMAPPING],
+		(unsigned long long)s.by_opcode[FUSE_REMOVEMAPPING],
+		(unsigned long long)other);
+	fprintf(log_out, "\n%s: device: %llu requests, %llu hiprio, "
 		"%llu refused, %llu queue breaks, %llu MB in, %llu MB out\n",
 		vqf_cli_prog, (unsigned long long)s.dev.requests,
 		(unsigned long long)s.dev.hiprio,
@@ -248,6 +235,116 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 		(unsigned long long)(s.dev.bytes_out >> 20));
 }
 
+/* One front-end of --guests N: its device, socket and serving thread. */
+struct vu_guest {
+	unsigned int idx;
+	struct vqf_vhost *vh;
+	char sock[PATH_MAX];
+	int lfd;
+	pthread_t thr;
+	bool thr_on;
+	int ret;
+};
+
+static void *guest_main(void *arg)
+{
+	struct vu_guest *g = arg;
+	int fd = vqf_vhost_accept(g->lfd, stop_fd);
+
+	/* One front-end per socket: nobody else may connect meanwhile. */
+	close(g->lfd);
+	g->lfd = -1;
+	unlink(g->sock);
+	if (fd < 0) {
+		g->ret = fd;
+		return NULL;
+	}
+	g->ret = vqf_vhost_serve(g->vh, fd, stop_fd);
+	close(fd);
+	vu_log(g->ret && g->ret != -EINTR ? VQF_VU_LOG_ERROR :
+	       VQF_VU_LOG_INFO, "vhost-user: guest %u: %s", g->idx,
+	       g->ret == -EINTR ? "stopped by a signal" :
+	       !g->ret ? "front-end disconnected" : strerror(-g->ret));
+	return NULL;
+}
+
+/*
+ * --guests N: N devices on one backend and one hub, guest i on socket
+ * PATH.i, each served by its own thread; the program ends when every
+ * front-end has gone (or at a signal), as one virtiofsd serving several
+ * VMs' sockets would.
+ */
+static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0)
+{
+	struct vu_guest *g = calloc(o->shm.guests, sizeof(*g));
+	unsigned int i, n = o->shm.guests;
+	int rc = 0;
+
+	if (!g)
+		return VQF_CLI_EXIT_FAIL;
+	for (i = 0; i < n; i++) {
+		struct vqf_vhost_cfg vc = *vc0;
+		int ret;
+
+		g[i].idx = i;
+		g[i].lfd = -1;
+		vqf_vu_shm_guest(&o->shm, i, &vc);
+		ret = vqf_vhost_new(&vc, &g[i].vh);
+		if (ret) {
+			vu_log(VQF_VU_LOG_ERROR, "vhost-user: guest %u: %s", i,
+			       strerror(-ret));
+			rc = VQF_CLI_EXIT_FAIL;
+			break;
+		}
+		snprintf(g[i].sock, sizeof(g[i].sock), "%s.%u", o->socket, i);
+		g[i].lfd = vqf_vhost_listen(g[i].sock);
+		if (g[i].lfd < 0) {
+			vu_log(VQF_VU_LOG_ERROR, "%s: %s", g[i].sock,
+			       strerror(-g[i].lfd));
+			rc = VQF_CLI_EXIT_FAIL;
+			break;
+		}
+	}
+	if (!rc)
+		vu_log(VQF_VU_LOG_INFO, "vhost-user: listening on %s.0 .. "
+		       "%s.%u (%u guests, %u request queues each, one version "
+		       "table)", o->socket, o->socket, n - 1, n, o->queues);
+	for (i = 0; !rc && i < n; i++) {
+		if (pthread_create(&g[i].thr, NULL, guest_main, &g[i])) {
+			rc = VQF_CLI_EXIT_FAIL;
+			break;
+		}
+		g[i].thr_on = true;
+	}
+	if (rc)
+		on_signal(0);	/* the threads already started end */
+	for (i = 0; i < n; i++) {
+		if (g[i].thr_on) {
+			pthread_join(g[i].thr, NULL);
+			if (g[i].ret && g[i].ret != -EINTR)
+				rc = VQF_CLI_EXIT_FAIL;
+		}
+		if (g[i].lfd >= 0) {
+			close(g[i].lfd);
+			unlink(g[i].sock);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!g[i].vh)
+			continue;
+		if (log_level >= VQF_VU_LOG_INFO) {
+			fprintf(log_out, "%s: guest %u:\n", vqf_cli_prog, i);
+			print_stats(g[i].vh, 1 + o->queues);
+			vqf_vu_shm_print(&o->shm, g[i].vh);
+		}
+		vqf_vhost_free(g[i].vh);
+	}
+	if (log_level >= VQF_VU_LOG_INFO)
+		vqf_vu_shm_print_hub(&o->shm, log_out);
+	free(g);
+	return rc;
+}
+
 int vqf_cli_vhost_user(int argc, char **argv)
 {
 	struct vqf_vhost_cfg vc = { 0 };
@@ -255,40 +352,68 @@ int vqf_cli_vhost_user(int argc, char **argv)
 	struct vqf_backend *be = NULL;
 	struct vqf_ptll *ptll = NULL;
 	struct vqf_vhost *vh = NULL;
+	struct vqf_vu_policy pol;
 	struct vqf_pt *pt = NULL;
 	struct sigaction sa;
-	struct vu_opts o;
+	struct vqf_vu_opts o;
 	int ret, lfd = -1, fd = -1, rc = VQF_CLI_EXIT_FAIL;
+	char desc[256], where[PATH_MAX];
 	size_t op_size;
 	void *ud;
 
-	ret = parse(argc, argv, &o);
+	ret = vqf_vu_parse(argc, argv, &o);
 	if (ret < 0) {
 		vqf_cli_vhost_usage(stdout);
 		return 0;
 	}
 	if (ret)
 		return ret;
-	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (stop_fd < 0) {
-		perror("eventfd");
-		return VQF_CLI_EXIT_FAIL;
+	if (o.print_caps || o.version) {
+		if (o.print_caps)
+			vqf_vu_print_capabilities(stdout);
+		else
+			printf("%s %s\n", vqf_cli_prog, VQF_VERSION);
+		vqf_vu_opts_release(&o);
+		return 0;
 	}
+	log_out = open_log(&o);
+	log_level = o.log_level;
+	if (o.rlimit_nofile) {
+		/* As virtiofsd: the soft limit, and the hard one if below. */
+		struct rlimit rl;
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		rl.rlim_cur = o.rlimit_nofile;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			vu_log(VQF_VU_LOG_ERROR, "--rlimit-nofile=%llu: %s",
+			       o.rlimit_nofile, strerror(errno));
+			goto out;
+		}
+	}
+	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop_fd < 0)
+		goto syserr;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	vqf_vu_policy_of(&o, &pol);
 	if (o.fs == VQF_SIM_FS_PTLL) {
 		ptll = vqf_ptll_new(o.shared);
 		if (!ptll)
 			goto syserr;
 		ops = vqf_ptll_ops(&op_size);
 		ud = vqf_ptll_userdata(ptll);
+	} else if (o.fs == VQF_SIM_FS_NULL) {
+		ops = vqf_nullfs_ops(&op_size);
+		ud = NULL;
 	} else {
 		struct vqf_pt_config pc = {
 			.source = o.shared,
-			.timeout = o.timeout,
+			.timeout = pol.timeout,
 		};
 
 		pt = vqf_pt_new(&pc);
@@ -297,70 +422,91 @@ int vqf_cli_vhost_user(int argc, char **argv)
 		ops = vqf_pt_ops(&op_size);
 		ud = pt;
 	}
-	vu_host_locks = o.host_locks;
-	vu_direct_io = o.direct_io;
-	ops = wrap_ops(ops, &op_size);
+	ops = vqf_vu_policy_ops(&pol, ops, &op_size);
 	be = vqf_backend_new(ops, op_size, ud, NULL);
 	if (!be)
 		goto syserr;
+	ret = vqf_vu_shm_setup(&o.shm, be, pt, o.shared, &vc);
+	if (ret) {
+		errno = -ret;
+		goto syserr;
+	}
 	vc.tag = o.tag;
 	vc.num_request_queues = o.queues;
 	vc.queue_size_max = o.queue_size;
 	vc.threads = o.threads;
 	vc.be = be;
-	vc.log = o.verbose ? stderr : NULL;
+	vc.log = o.log_level >= VQF_VU_LOG_DEBUG ? log_out : NULL;
+	if (o.shm.guests > 1) {
+		log_noops(&o);
+		rc = serve_guests(&o, &vc);
+		goto out;
+	}
 	ret = vqf_vhost_new(&vc, &vh);
 	if (ret) {
 		errno = -ret;
 		goto syserr;
 	}
-	lfd = vqf_vhost_listen(o.socket);
-	if (lfd < 0) {
-		fprintf(stderr, "%s: %s: %s\n", vqf_cli_prog, o.socket,
-			strerror(-lfd));
+	lfd = setup_listen(&o);
+	if (lfd < 0)
 		goto out;
-	}
-	fprintf(stderr, "%s: vhost-user: listening on %s (%u request "
-		"queues, %u threads, backend %s)\n", vqf_cli_prog, o.socket,
-		o.queues, o.threads,
-		o.fs == VQF_SIM_FS_PTLL ? "passthrough_ll" : "vqfuse");
+	log_noops(&o);
+	vqf_vu_policy_describe(&o, &pol, desc, sizeof(desc));
+	if (o.socket)
+		snprintf(where, sizeof(where), "%s", o.socket);
+	else
+		snprintf(where, sizeof(where), "--fd=%d", o.fd);
+	vu_log(VQF_VU_LOG_INFO, "vhost-user: listening on %s (%u request "
+	       "queues, %u threads, backend %s; %s)", where,
+	       o.queues, o.threads,
+	       o.fs == VQF_SIM_FS_PTLL ? "passthrough_ll" :
+	       o.fs == VQF_SIM_FS_NULL ? "null" : "vqfuse", desc);
 	fd = vqf_vhost_accept(lfd, stop_fd);
 	/* One front-end: nobody else may connect meanwhile. */
 	close(lfd);
 	lfd = -1;
-	unlink(o.socket);
+	if (o.socket)
+		unlink(o.socket);
 	if (fd == -EINTR) {
 		rc = 0;
 		goto out;
 	}
 	if (fd < 0) {
-		fprintf(stderr, "%s: accept: %s\n", vqf_cli_prog,
-			strerror(-fd));
+		vu_log(VQF_VU_LOG_ERROR, "accept: %s", strerror(-fd));
 		goto out;
 	}
 	ret = vqf_vhost_serve(vh, fd, stop_fd);
-	fprintf(stderr, "%s: vhost-user: %s\n", vqf_cli_prog,
-		ret == -EINTR ? "stopped by a signal" :
-		!ret ? "front-end disconnected" : strerror(-ret));
+	vu_log(ret && ret != -EINTR ? VQF_VU_LOG_ERROR : VQF_VU_LOG_INFO,
+	       "vhost-user: %s", ret == -EINTR ? "stopped by a signal" :
+	       !ret ? "front-end disconnected" : strerror(-ret));
 	/* A signal or a disconnect is the normal end. */
 	rc = (!ret || ret == -EINTR) ? 0 : VQF_CLI_EXIT_FAIL;
-	print_stats(vh, 1 + o.queues);
+	if (log_level >= VQF_VU_LOG_INFO) {
+		print_stats(vh, 1 + o.queues);
+		vqf_vu_shm_print(&o.shm, vh);
+		vqf_vu_shm_print_hub(&o.shm, log_out);
+	}
 	goto out;
 syserr:
-	fprintf(stderr, "%s: vhost-user: %s\n", vqf_cli_prog,
-		strerror(errno));
+	vu_log(VQF_VU_LOG_ERROR, "vhost-user: %s", strerror(errno));
 out:
 	if (fd >= 0)
 		close(fd);
 	if (lfd >= 0) {
 		close(lfd);
-		unlink(o.socket);
+		if (o.socket)
+			unlink(o.socket);
 	}
 	vqf_vhost_free(vh);
+	vqf_vu_shm_free(&o.shm);
 	vqf_backend_free(be);
 	vqf_pt_free(pt);
 	if (ptll)
 		vqf_ptll_free(ptll);
-	close(stop_fd);
+	if (stop_fd >= 0)
+		close(stop_fd);
+	if (log_out && log_out != stderr)
+		fclose(log_out);
+	vqf_vu_opts_release(&o);
 	return rc;
 }

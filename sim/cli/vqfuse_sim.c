@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,6 @@
 
 #define EXIT_FAIL	VQF_CLI_EXIT_FAIL
 #define EXIT_USAGE	VQF_CLI_EXIT_USAGE
-
-const char *vqf_cli_prog = "vqfuse-sim";
 
 static void usage(FILE *f)
 {
@@ -48,8 +45,9 @@ static void usage(FILE *f)
 "\n"
 "Options of run:\n"
 "  --shared DIR        host directory to share (required, must exist)\n"
-"  --backend NAME      vqfuse (own passthrough, default) or passthrough_ll\n"
-"                      (libfuse3's example)\n"
+"  --backend NAME      vqfuse (own passthrough, default), passthrough_ll\n"
+"                      (libfuse3's example) or null (answers from memory:\n"
+"                      no workload runs on it, see docs/backend.md)\n"
 "  --workload NAME     smallfile (default), seqread, randread, seqwrite,\n"
 "                      randwrite\n"
 "  --files N           smallfile: files per job (1..10000000, default 1000)\n"
@@ -82,6 +80,12 @@ static void usage(FILE *f)
 "  --inline            the device runs in the kicking guest thread (QEMU\n"
 "                      without ioeventfd) and the guest reaps its own\n"
 "                      completions: no thread hand-off per request\n"
+"  --handoff           threaded device, every kick through the queue's\n"
+"                      thread (a kick, an interrupt and the completion\n"
+"                      thread's wake-up per request, as with vhost-user);\n"
+"                      default: a kicking thread serves its own request\n"
+"                      and the queue thread takes what concurrent kicks\n"
+"                      leave (ignored with --inline or --poll-us)\n"
 "  --poll-us N         threaded device: after serving, its queue threads\n"
 "                      poll the rings, and callers their replies, for up\n"
 "                      to N us (adaptive) before sleeping (0..10000,\n"
@@ -137,63 +141,6 @@ static void usage(FILE *f)
 	vqf_cli_vhost_usage(f);
 }
 
-int vqf_cli_bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", vqf_cli_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", vqf_cli_prog);
-	return EXIT_USAGE;
-}
-
-/* See vqf_cli.h. */
-int vqf_cli_parse_num(const char *s, bool suffix, unsigned long long lo,
-		      unsigned long long hi, unsigned long long *out)
-{
-	unsigned long long v, mul = 1;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (*end && suffix) {
-		switch (*end) {
-		case 'k': case 'K':
-			mul = 1ull << 10;
-			break;
-		case 'm': case 'M':
-			mul = 1ull << 20;
-			break;
-		case 'g': case 'G':
-			mul = 1ull << 30;
-			break;
-		case 't': case 'T':
-			mul = 1ull << 40;
-			break;
-		default:
-			return -1;
-		}
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-	}
-	if (*end)
-		return -1;
-	if (v && mul > ULLONG_MAX / v)
-		return -1;
-	v *= mul;
-	if (v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* A guest cache mode; "auto+wb" is auto with writeback. */
 struct run_mode {
 	const char *label;
@@ -220,7 +167,7 @@ struct run_opts {
 	unsigned int queues, queue_size, threads;
 	unsigned int poll_us;		/* --poll-us (0: off) */
 	unsigned long long ram;
-	bool json, quiet, inline_kick, dax;
+	bool json, quiet, inline_kick, dax, handoff;
 	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
@@ -288,6 +235,8 @@ static int run_set(void *arg, const char *name, const char *val,
 		o->poll_us = v;
 	else if (!strcmp(name, "--inline"))
 		o->inline_kick = true;
+	else if (!strcmp(name, "--handoff"))
+		o->handoff = true;
 	else if (!strcmp(name, "--dax"))
 		o->dax = true;
 	else if (!strcmp(name, "--writeback"))
@@ -324,7 +273,8 @@ static int run_set(void *arg, const char *name, const char *val,
 }
 
 static const char *const run_flags[] = {
-	"--inline", "--writeback", "--dax", "--json", "--quiet", NULL
+	"--inline", "--handoff", "--writeback", "--dax", "--json", "--quiet",
+	NULL
 };
 static const char *const run_strs[] = {
 	"--shared", "--backend", "--workload", "--cache", "--timeout",
@@ -479,12 +429,15 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	printf(",\n  \"workload\": ");
 	json_str(vqf_wl_kind_name(wl->kind));
 	printf(",\n  \"queues\": %u,\n  \"queue_size\": %u,\n"
-	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"poll_us\": %u,\n"
+	       "  \"threads\": %u,\n  \"inline\": %s,\n  \"handoff\": %s,\n"
+	       "  \"poll_us\": %u,\n"
 	       "  \"guests\": %u,\n  \"jobs\": %u,\n"
 	       "  \"files\": %u,\n  \"size\": %llu,\n  \"bs\": %llu,\n"
 	       "  \"timeout_seconds\": %.3f,\n",
 	       o->queues, o->queue_size, o->threads,
-	       json_bool(o->inline_kick), o->poll_us,
+	       json_bool(o->inline_kick),
+	       json_bool(o->handoff && !o->inline_kick && !o->poll_us),
+	       o->poll_us,
 	       o->guests ? o->guests : 1, wl->jobs,
 	       wl->kind == VQF_WL_SMALLFILE ? wl->files : wl->jobs,
 	       (unsigned long long)wl->size, (unsigned long long)wl->bs,
@@ -583,7 +536,8 @@ static void print_title(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	printf("%s on %s: backend %s, %u queue(s) x %u, device threads %u%s, "
 	       "guests %u, jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
 	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
-	       o->threads, o->inline_kick ? " (inline)" : "",
+	       o->threads, o->inline_kick ? " (inline)" :
+	       o->poll_us ? "" : o->handoff ? " (handoff)" : " (direct)",
 	       o->guests ? o->guests : 1, wl->jobs);
 	if (o->poll_us && !o->inline_kick)
 		printf("polling up to %u us, ", o->poll_us);
@@ -938,6 +892,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.queue_size = o->queue_size;
 	sc.threads = o->threads;
 	sc.inline_kick = o->inline_kick;
+	sc.handoff = o->handoff;
 	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.ram = o->ram;
 	sc.guests = o->guests;
@@ -1048,8 +1003,18 @@ static int cmd_run(int argc, char **argv)
 	return ret ? EXIT_FAIL : 0;
 }
 
+/* The name under which the program stands in for virtiofsd. */
+#define VIRTIOFSD_NAME	"vqfuse-virtiofsd"
+
 int main(int argc, char **argv)
 {
+	const char *base = argc ? strrchr(argv[0], '/') : NULL;
+
+	base = base ? base + 1 : argc ? argv[0] : "";
+	if (!strcmp(base, VIRTIOFSD_NAME)) {
+		vqf_cli_prog = VIRTIOFSD_NAME;
+		return vqf_cli_vhost_user(argc - 1, argv + 1);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -140,5 +140,6 @@ void vqf_wl_sim_fs(struct vqf_sim *s, const char *name, struct vqf_wl_fs *fs)
 
 const char *vqf_wl_sim_fs_name(enum vqf_sim_fs fs)
 {
-	return fs == VQF_SIM_FS_PTLL ? "passthrough_ll" : "vqfuse";
+	return fs == VQF_SIM_FS_PTLL ? "passthrough_ll" :
+	       fs == VQF_SIM_FS_NULL ? "null" : "vqfuse";
 }

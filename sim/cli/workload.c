@@ -488,6 +488,17 @@ static int run_phase(struct wl_run *r, const char *name,
 
 /* Directory listings, for cleanup and for the before/after check. */
 
+/*
+ * @dir/@name into @out; -ENAMETOOLONG rather than a truncated path, which
+ * would name another file (names in the tree may be up to NAME_MAX long).
+ */
+static int join(char *out, size_t size, const char *dir, const char *name)
+{
+	int n = snprintf(out, size, "%s/%s", dir, name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 struct name_list {
 	char **names;
 	bool *dir;
@@ -589,7 +600,11 @@ static int sf_lsl(struct wl_job *j)
 			ret = -ECANCELED;
 			break;
 		}
-		snprintf(p, sizeof(p), "%s/%s", dir, l.names[i]);
+		ret = join(p, sizeof(p), dir, l.names[i]);
+		if (ret) {
+			ret = wl_fail(r, "lstat", l.names[i], ret);
+			break;
+		}
 		ret = (fs->lstat ? fs->lstat : fs->stat)(fs->ctx, p, &st);
 		if (ret < 0) {
 			ret = wl_fail(r, "lstat", p, ret);
@@ -629,8 +644,10 @@ static int rm_tree(struct wl_run *r, const char *path, int depth)
 	if (list_dir(r, path, &l))
 		return -EIO;
 	for (size_t i = 0; i < l.n && !ret; i++) {
-		snprintf(p, sizeof(p), "%s/%s", path, l.names[i]);
-		if (l.dir[i] && depth > 0) {
+		ret = join(p, sizeof(p), path, l.names[i]);
+		if (ret) {
+			wl_fail(r, "rm_tree", l.names[i], ret);
+		} else if (l.dir[i] && depth > 0) {
 			ret = rm_tree(r, p, depth - 1);
 		} else {
 			ret = fs->unlink(fs->ctx, p);

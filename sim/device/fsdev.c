@@ -13,7 +13,9 @@
  *                mmap and commit happen under it as one step)
  *   d->slock     counters
  * With a fault plan, the poll timer (tick_main) takes q->pop_lock as an
- * inline kick does; the held completions are under q->push_lock.
+ * inline kick does; the held completions are under q->push_lock.  With
+ * direct kicks, kickers and the queue's thread pop under q->pop_lock and
+ * serve outside it.
  */
 #include "vqf_fsdev.h"
 
@@ -30,6 +32,7 @@
 
 #include "vqf_vring_poll.h"
 #include "vqf_vring_thread.h"
+#include "vring_hg.h"
 
 #define FSDEV_MAX_QUEUES	(2 + 64)
 #define FSDEV_SEG_CAP		1040	/* 1024 descriptors + region splits */
@@ -125,7 +128,10 @@ struct vqf_fsdev {
 
 	/* DAX window (cfg.dax_window): reserved at new, unmapped at free. */
 	pthread_mutex_t dax_lock;
-	u8 *dax_base;			/* NULL: no window */
+	bool dax_on;			/* a window (cfg.dax_window) */
+	bool dax_remote;		/* ...behind dax_ops->map/unmap */
+	bool dax_off;			/* vqf_fsdev_set_dax() (atomic) */
+	u8 *dax_base;			/* the local window, or NULL */
 	struct vqf_dax_dev_map dax_map;	/* (dax_lock) */
 	struct vqf_dax_dev_mapping *dax_slots;
 	struct vqf_dax_dev_stats dax_st;	/* (dax_lock) */
@@ -169,14 +175,32 @@ unsigned int vqf_fsdev_num_queues(const struct vqf_fsdev *d)
 /* Makes [off, off + len) of the window inaccessible again. */
 static int dax_blank(struct vqf_fsdev *d, u64 off, u64 len)
 {
-	void *p = mmap(d->dax_base + off, len, PROT_NONE,
-		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p;
 
+	if (d->dax_remote)
+		return d->cfg.dax_ops->unmap(d->cfg.dax_ctx, off, len, true);
+	p = mmap(d->dax_base + off, len, PROT_NONE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	return p == MAP_FAILED ? -errno : 0;
 }
 
-static int dax_init(struct vqf_fsdev *d, u64 size)
+/* Puts @fd's [foff, +len) at window offset @off. */
+static int dax_place(struct vqf_fsdev *d, int fd, u64 foff, u64 off,
+		     u64 len, bool writable)
+{
+	void *p;
+
+	if (d->dax_remote)
+		return d->cfg.dax_ops->map(d->cfg.dax_ctx, fd, foff, off, len,
+					   writable);
+	p = mmap(d->dax_base + off, len,
+		 PROT_READ | (writable ? PROT_WRITE : 0),
+		 MAP_SHARED | MAP_FIXED, fd, (off_t)foff);
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+static int dax_init(struct vqf_fsdev *d, u64 size, bool remote)
 {
 	u64 align = (u64)sysconf(_SC_PAGESIZE);
 	u64 n = vqf_dax_dev_max_mappings(size, align);
@@ -194,24 +218,49 @@ static int dax_init(struct vqf_fsdev *d, u64 size)
 		return -EINVAL;
 	}
 	/* Address space only: no memory, no swap, nothing accessible. */
-	p = mmap(NULL, size, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = remote ? NULL : mmap(NULL, size, PROT_NONE, MAP_PRIVATE |
+				 MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		free(d->dax_slots);
 		d->dax_slots = NULL;
 		return -ENOMEM;
 	}
 	d->dax_base = p;
+	d->dax_on = true;
+	d->dax_remote = remote;
+	d->dax_off = remote;
 	pthread_mutex_init(&d->dax_lock, NULL);
 	return 0;
+}
+
+/*
+ * A remote window is emptied mapping by mapping (a front-end unmaps what
+ * it mapped, not arbitrary spans), without waiting: a reset comes from
+ * the front-end's own stop, which may not serve the back-end's channel
+ * until it has its answers.
+ */
+static void dax_unmap_remote(struct vqf_fsdev *d)
+{
+	struct vqf_itree_node *n;
+
+	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
+		d->cfg.dax_ops->unmap(d->cfg.dax_ctx, n->start,
+				      n->last - n->start + 1, false);
 }
 
 /* Drops every mapping: the window is one PROT_NONE reservation again. */
 static void dax_reset(struct vqf_fsdev *d)
 {
-	if (!d->dax_base)
+	if (!d->dax_on)
 		return;
 	pthread_mutex_lock(&d->dax_lock);
+	if (d->dax_remote) {
+		dax_unmap_remote(d);
+		vqf_dax_dev_reset(&d->dax_map);
+		pthread_mutex_unlock(&d->dax_lock);
+		STAT_ADD(d, dax_resets, 1);
+		return;
+	}
 	vqf_dax_dev_reset(&d->dax_map);
 	/* Cannot fail short of ENOMEM for the VMA: then unmap and re-reserve
 	 * would fail the same way; the map is empty either way, and the
@@ -224,13 +273,23 @@ static void dax_reset(struct vqf_fsdev *d)
 
 static void dax_fini(struct vqf_fsdev *d)
 {
-	if (!d->dax_base)
+	if (!d->dax_on)
 		return;
-	munmap(d->dax_base, d->dax_map.window_size);
+	d->dax_on = false;
+	if (d->dax_base)
+		munmap(d->dax_base, d->dax_map.window_size);
 	d->dax_base = NULL;
 	free(d->dax_slots);
 	d->dax_slots = NULL;
 	pthread_mutex_destroy(&d->dax_lock);
+}
+
+int vqf_fsdev_set_dax(struct vqf_fsdev *d, bool on)
+{
+	if (!d->dax_on)
+		return -ENOENT;
+	__atomic_store_n(&d->dax_off, !on, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len)
@@ -244,7 +303,7 @@ int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len)
 		return 0;
 	}
 	if (id != VQF_VIRTIO_FS_SHMCAP_ID_CACHE || !d->dax_base)
-		return -ENOENT;
+		return -ENOENT;	/* a remote window is the front-end's */
 	*base = d->dax_base;
 	*len = d->dax_map.window_size;
 	return 0;
@@ -276,8 +335,8 @@ static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
 {
 	const struct vqf_dax_dev_mapping *old;
 	struct fuse_setupmapping_in in;
-	int prot, ret;
-	void *p;
+	bool writable;
+	int ret;
 
 	ret = vqf_dax_dev_setup_check(&d->dax_map, &r->dreq.arg,
 				      r->dreq.arg_size, lim, &d->dax_st, &in,
@@ -286,19 +345,23 @@ static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
 		STAT_ADD(d, dax_refused, 1);
 		return ret;
 	}
-	prot = PROT_READ;
-	if (in.flags & FUSE_SETUPMAPPING_FLAG_WRITE)
-		prot |= PROT_WRITE;
-	p = mmap(d->dax_base + in.moffset, in.len, prot,
-		 MAP_SHARED | MAP_FIXED, fd, (off_t)in.foffset);
-	if (p == MAP_FAILED) {
-		ret = -errno;
+	writable = in.flags & FUSE_SETUPMAPPING_FLAG_WRITE;
+	/* A front-end maps only over nothing: the identical span goes
+	 * first (an upgrade).
+	 */
+	ret = old && d->dax_remote ? dax_blank(d, in.moffset, in.len) : 0;
+	if (!ret)
+		ret = dax_place(d, fd, in.foffset, in.moffset, in.len,
+				writable);
+	if (ret) {
 		STAT_ADD(d, dax_mmap_errors, 1);
 		/* A failed MAP_FIXED may have torn down what was there: the
 		 * span is blanked and, if it replaced a mapping, that one is
 		 * forgotten too - the guest sees an error and sets up again.
+		 * A front-end that refused a map left nothing there.
 		 */
-		dax_blank(d, in.moffset, in.len);
+		if (!d->dax_remote)
+			dax_blank(d, in.moffset, in.len);
 		if (old) {
 			struct fuse_removemapping_one one = {
 				.moffset = in.moffset, .len = in.len,
@@ -326,12 +389,23 @@ static int dax_setup(struct vqf_fsdev *d, const struct fsreq *r)
 	struct vqf_dax_dev_limits lim;
 	int fd, ret;
 
+	u64 fh = r->dreq.arg_size >= sizeof(*a) ? a->fh : VQF_FSDEV_FH_NONE;
+	bool by_node = fh == VQF_FSDEV_FH_NONE && d->cfg.dax_ops->node_fd &&
+		       r->dreq.arg_size == sizeof(*a);
+
 	/* The fh is only looked up here; lib's check re-reads the request
-	 * from the parser's copy, never from guest memory.
+	 * from the parser's copy, never from guest memory.  Without a
+	 * handle the mapping's own WRITE flag says how to open the file,
+	 * as the guest kernel checked its open for it (virtiofsd does the
+	 * same).
 	 */
-	fd = d->cfg.dax_ops->file_fd(d->cfg.dax_ctx, r->dreq.in.nodeid,
-				     r->dreq.arg_size >= sizeof(*a) ? a->fh :
-				     ~0ULL);
+	if (by_node)
+		fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, r->dreq.in.nodeid,
+					     a->flags &
+					     FUSE_SETUPMAPPING_FLAG_WRITE);
+	else
+		fd = d->cfg.dax_ops->file_fd(d->cfg.dax_ctx,
+					     r->dreq.in.nodeid, fh);
 	if (fd < 0) {
 		STAT_ADD(d, dax_bad_fh, 1);
 		return fd;
@@ -345,6 +419,8 @@ static int dax_setup(struct vqf_fsdev *d, const struct fsreq *r)
 	pthread_mutex_lock(&d->dax_lock);
 	ret = dax_setup_locked(d, r, fd, &lim);
 	pthread_mutex_unlock(&d->dax_lock);
+	if (!ret && by_node)
+		STAT_ADD(d, dax_by_nodeid, 1);
 	/* The mapping keeps its own reference to the file. */
 	close(fd);
 	return ret;
@@ -412,6 +488,8 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	if (cfg->faults && (!cfg->inline_kick ||
 			    vqf_fault_plan_check(cfg->faults)))
 		return -EINVAL;
+	if (cfg->direct_kick && !cfg->inline_kick && cfg->poll_ns)
+		return -EINVAL;
 	if (cfg->dax_window &&
 	    ((cfg->dax_window & (cfg->dax_window - 1)) ||
 	     cfg->dax_window < (u64)sysconf(_SC_PAGESIZE)))
@@ -419,7 +497,19 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	if (cfg->dax_window && dax_init(d, cfg->dax_window)) {
+	/* Only ever accessed with atomics, which helgrind does not know. */
+	vqf_hg_racy(&d->status, sizeof(d->status));
+	/* Written atomically (under d->lock); direct and inline kicks read
+	 * it with an atomic load under their pop_lock only.
+	 */
+	vqf_hg_racy(&d->stopping, sizeof(d->stopping));
+	if (cfg->dax_window && cfg->dax_ops &&
+	    !cfg->dax_ops->map != !cfg->dax_ops->unmap) {
+		free(d);
+		return -EINVAL;
+	}
+	if (cfg->dax_window && dax_init(d, cfg->dax_window, cfg->dax_ops &&
+					cfg->dax_ops->map)) {
 		free(d);
 		return -ENOMEM;
 	}
@@ -499,7 +589,7 @@ int vqf_fsdev_set_features(struct vqf_fsdev *d, u64 features)
 	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
-	if (!(d->status & VQF_S_DRIVER) || (d->status & VQF_S_FEATURES_OK))
+	if (!(vqf_fsdev_get_status(d) & VQF_S_DRIVER) || (vqf_fsdev_get_status(d) & VQF_S_FEATURES_OK))
 		ret = -EPERM;
 	else if ((features & ~d->offered) ||
 		 !(features & (1ULL << VIRTIO_F_VERSION_1)))
@@ -541,8 +631,8 @@ int vqf_fsdev_set_queue(struct vqf_fsdev *d, unsigned int idx,
 	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
-	if (!(d->status & VQF_S_FEATURES_OK) ||
-	    (d->status & VQF_S_DRIVER_OK))
+	if (!(vqf_fsdev_get_status(d) & VQF_S_FEATURES_OK) ||
+	    (vqf_fsdev_get_status(d) & VQF_S_DRIVER_OK))
 		ret = -EPERM;
 	else
 		ret = check_queue(d, idx, num, addr, kick_fd, call_fd);
@@ -567,8 +657,8 @@ int vqf_fsdev_set_queue_base(struct vqf_fsdev *d, unsigned int idx,
 	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
-	if (!(d->status & VQF_S_FEATURES_OK) ||
-	    (d->status & VQF_S_DRIVER_OK))
+	if (!(vqf_fsdev_get_status(d) & VQF_S_FEATURES_OK) ||
+	    (vqf_fsdev_get_status(d) & VQF_S_DRIVER_OK))
 		ret = -EPERM;
 	else if (idx >= d->nq || !d->q[idx].set)
 		ret = -ENOENT;
@@ -597,7 +687,7 @@ int vqf_fsdev_add_queue(struct vqf_fsdev *d, unsigned int idx,
 	pthread_mutex_lock(&q->pop_lock);
 	pthread_mutex_lock(&d->lock);
 	ret = check_queue(d, idx, num, addr, kick_fd, call_fd);
-	if (!ret && (!(d->status & VQF_S_DRIVER_OK) || d->stopping ||
+	if (!ret && (!(vqf_fsdev_get_status(d) & VQF_S_DRIVER_OK) || d->stopping ||
 		     q->set))
 		ret = -EPERM;
 	if (ret) {
@@ -647,7 +737,7 @@ void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out)
 {
 	struct vqf_dax_dev_stats ds = { 0 };
 
-	if (d->dax_base) {
+	if (d->dax_on) {
 		pthread_mutex_lock(&d->dax_lock);
 		ds = d->dax_st;
 		pthread_mutex_unlock(&d->dax_lock);
@@ -1004,7 +1094,8 @@ static bool dax_serve(struct vqf_fsdev *d, struct fsreq *r)
 {
 	int ret;
 
-	if (!d->dax_base || (r->op != FUSE_SETUPMAPPING &&
+	if (!d->dax_on || __atomic_load_n(&d->dax_off, __ATOMIC_ACQUIRE) ||
+	    (r->op != FUSE_SETUPMAPPING &&
 			     r->op != FUSE_REMOVEMAPPING))
 		return false;
 	if (!d->cfg.dax_ops || !d->cfg.dax_ops->file_fd) {
@@ -1024,21 +1115,40 @@ static bool dax_serve(struct vqf_fsdev *d, struct fsreq *r)
 	return true;
 }
 
+/*
+ * Requests up to this size (headers, names, a 4 KiB WRITE) are flattened
+ * on the serving thread's stack: the backend reads the copy only during
+ * the call, so no allocation is needed for it.
+ */
+#define FSDEV_FLAT_STACK	(4096 + 256)
+
 /* Hand a parsed request to the backend; @r is gone afterwards. */
 static void serve(struct vqf_fsdev *d, struct fsreq *r)
 {
 	u32 flen = vqf_dev_flat_len(&r->dreq);
+	u64 small[FSDEV_FLAT_STACK / sizeof(u64)];
 	void *flat;
 	int ret;
 
 	if (dax_serve(d, r) || fault_backend(d, r))
 		return;
-	flat = malloc(flen ? flen : 1);
-	if (!flat || vqf_dev_flatten(&r->dreq, flat, flen) < 0) {
-		free(flat);
-		STAT_ADD(d, backend_errors, 1);
+	flat = flen <= sizeof(small) ? small : malloc(flen);
+	ret = flat ? vqf_dev_flatten(&r->dreq, flat, flen) : -ENOMEM;
+	if (ret < 0) {
+		if (flat != small)
+			free(flat);
+		if (ret == -EUCLEAN) {
+			/* The guest rewrote its extension block after the
+			 * parse: refused as the parse refuses a bad one.
+			 */
+			STAT_ADD(d, dev.flatten_ext_bad, 1);
+			ret = -EINVAL;
+		} else {
+			STAT_ADD(d, backend_errors, 1);
+			ret = -ENOMEM;
+		}
 		/* Answer rather than leave the guest waiting. */
-		ret = vqf_dev_reply_req(&r->dreq, -ENOMEM, NULL, 0, r->ws,
+		ret = vqf_dev_reply_req(&r->dreq, ret, NULL, 0, r->ws,
 					r->nws, NULL);
 		finish(r, ret > 0 ? (u32)ret : 0);
 		return;
@@ -1049,7 +1159,8 @@ static void serve(struct vqf_fsdev *d, struct fsreq *r)
 		ret = d->cfg.serve(d->cfg.serve_ctx, flat, flen, reply_cb, r);
 	else
 		ret = vqf_backend_process(d->cfg.be, flat, flen, reply_cb, r);
-	free(flat);
+	if (flat != small)
+		free(flat);
 	if (ret == VQF_BE_REPLY)
 		return;		/* reply_cb owns r (maybe already freed) */
 	if (ret == VQF_BE_NO_REPLY) {
@@ -1353,6 +1464,112 @@ static bool q_poll(struct fsq *q, u64 *spun)
 	return false;
 }
 
+static bool direct(const struct fsq *q)
+{
+	return q->d->cfg.direct_kick && !q->d->cfg.inline_kick && !q->notif;
+}
+
+enum pop1_res { POP1_NONE, POP1_CHAIN, POP1_BROKEN };
+
+/*
+ * Pops one chain into *@spare (q->pop_lock held, direct kicks); chains
+ * the ring refuses are finished here.  POP1_NONE also when out of memory:
+ * the chain stays for the next kick.
+ */
+static enum pop1_res pop_one_locked(struct fsq *q, struct fsreq **spare)
+{
+	struct vqf_fsdev *d = q->d;
+	struct fsreq *r;
+	int ret;
+
+	for (;;) {
+		if (vqf_vring_dev_is_broken(q->vr))
+			return POP1_BROKEN;
+		if (!*spare)
+			*spare = fsreq_new(q);
+		r = *spare;
+		if (!r)
+			return POP1_NONE;
+		ret = vqf_vring_dev_pop(q->vr, &r->c);
+		if (ret == 0)
+			return POP1_NONE;
+		if (ret < 0 && ret != -ENODATA && ret != -ENOBUFS) {
+			STAT_ADD(d, queue_broken, 1);
+			set_needs_reset(d);
+			return POP1_BROKEN;
+		}
+		q->popped++;
+		r->seq = q->seq++;
+		r->op = 0;
+		r->injected = false;
+		pthread_mutex_lock(&d->lock);
+		d->outstanding++;
+		pthread_mutex_unlock(&d->lock);
+		if (ret > 0)
+			return POP1_CHAIN;
+		STAT_ADD(d, chain_errors, 1);
+		*spare = NULL;
+		finish(r, 0);
+	}
+}
+
+/*
+ * One chain for the caller to serve, if any (takes q->pop_lock).  Kicks
+ * are enabled again after each pop, which with EVENT_IDX moves
+ * avail_event past it: a chain published after that is kicked by its
+ * driver; one already there is reported in *@more.
+ */
+static enum pop1_res pop_one(struct fsq *q, struct fsreq **spare, bool *more)
+{
+	enum pop1_res res;
+
+	*more = false;
+	pthread_mutex_lock(&q->pop_lock);
+	if (!q->vr || __atomic_load_n(&q->d->stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&q->pop_lock);
+		return POP1_BROKEN;
+	}
+	do {
+		res = pop_one_locked(q, spare);
+	} while (res == POP1_NONE && *spare &&
+		 !vqf_vring_dev_enable_notify(q->vr));
+	if (res == POP1_CHAIN)
+		*more = !vqf_vring_dev_enable_notify(q->vr);
+	pthread_mutex_unlock(&q->pop_lock);
+	return res;
+}
+
+/* The queue's thread with direct kicks: what the kickers left. */
+static void direct_run(struct fsq *q, struct fsreq **spare)
+{
+	bool more;
+
+	while (pop_one(q, spare, &more) == POP1_CHAIN) {
+		handle_chain(q, *spare);
+		*spare = NULL;
+	}
+}
+
+/* A direct kick: serve one chain here, hand what is left to the thread. */
+static int direct_kick(struct fsq *q)
+{
+	struct fsreq *r = NULL;
+	enum pop1_res res;
+	bool more;
+
+	if (!q->set)
+		return -ENOENT;
+	STAT_ADD(q->d, kicks, 1);
+	res = pop_one(q, &r, &more);
+	if (more)
+		vqf_eventfd_signal(q->kick_fd);
+	if (res == POP1_CHAIN)
+		handle_chain(q, r);
+	else
+		free(r);
+	return res == POP1_BROKEN ? -ENOENT : 0;
+}
+
 static void *queue_main(void *arg)
 {
 	struct fsq *q = arg;
@@ -1363,6 +1580,12 @@ static void *queue_main(void *arg)
 
 	q->poll_win = adapt ? 0 : max;
 	for (;;) {
+		if (direct(q)) {
+			direct_run(q, &r);
+			if (!q_sleep(q))
+				break;
+			continue;
+		}
 		if (q->notif) {
 			notif_flush(q);
 			if (!q_sleep(q))
@@ -1400,6 +1623,8 @@ int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx)
 	if (idx >= FSDEV_MAX_QUEUES)
 		return -ENOENT;
 	q = &d->q[idx];
+	if (direct(q))
+		return direct_kick(q);
 	if (!d->cfg.inline_kick || q->notif)
 		return q->set ? vqf_eventfd_signal(q->kick_fd) : -ENOENT;
 	pthread_mutex_lock(&q->pop_lock);
@@ -1578,14 +1803,15 @@ static void stop_all(struct vqf_fsdev *d)
 	if (d->tick_running)
 		pthread_join(d->tick_thr, NULL);
 	d->tick_running = false;
-	/* Wait out inline kicks in progress; later ones see stopping. */
-	for (i = 0; i < FSDEV_MAX_QUEUES; i++)
-		pthread_mutex_lock(&d->q[i].pop_lock);
+	/* The queue threads first: with direct kicks they take pop_lock. */
 	for (i = 0; i < FSDEV_MAX_QUEUES; i++) {
 		if (d->q[i].running)
 			pthread_join(d->q[i].thr, NULL);
 		d->q[i].running = false;
 	}
+	/* Wait out inline kicks in progress; later ones see stopping. */
+	for (i = 0; i < FSDEV_MAX_QUEUES; i++)
+		pthread_mutex_lock(&d->q[i].pop_lock);
 	/* Work not yet started is dropped: its chains go back to the
 	 * driver through detach_unused.
 	 */
@@ -1762,8 +1988,11 @@ int vqf_fsdev_set_status(struct vqf_fsdev *d, u8 status)
 			status &= ~VQF_S_DRIVER_OK;
 		}
 	}
-	__atomic_store_n(&d->status, status | (old & VQF_S_NEEDS_RESET),
-			 __ATOMIC_RELEASE);
+	/* Only adds bits (checked above; what was refused was not set), and
+	 * a queue thread started above may have set NEEDS_RESET meanwhile:
+	 * an or, not a store, so that is not lost.
+	 */
+	__atomic_fetch_or(&d->status, status, __ATOMIC_RELEASE);
 	return ret;
 }
 

@@ -73,9 +73,32 @@ struct vqf_virtio_fs_config {
  * open as @fh on @nodeid, sharing that open's access mode (the device
  * closes it), or a negative errno (-EBADF for a handle that is forged,
  * stale or someone else's).  Called from the serving threads.
+ *
+ * @node_fd (optional) serves a SETUPMAPPING with fh VQF_FSDEV_FH_NONE,
+ * which Linux's in-tree virtiofs always sends (fs/fuse/dax.c: the kernel
+ * names the inode, not an open): a new descriptor of regular file
+ * @nodeid opened read-write when @write, else read-only, or a negative
+ * errno (-ENODEV: not a regular file).  Without it such a request gets
+ * what @file_fd says about the handle.
+ *
+ * @map and @unmap (both or neither) put the window somewhere else than
+ * the device's own address space, e.g. a vhost-user front-end's shared
+ * memory region: the device then reserves nothing and calls @map where
+ * it would mmap @fd's bytes [@foffset, +@len) at window offset @moffset
+ * (@writable: PROT_WRITE too; the device closes @fd afterwards) and
+ * @unmap where it would make [@moffset, +@len) inaccessible again.  Both
+ * return 0 or a negative errno.  @unmap with @wait false may return
+ * before the unmapping is done (resets, which cannot fail); a later @map
+ * must still take effect after it.  Both run under the device's DAX lock.
  */
+#define VQF_FSDEV_FH_NONE	(~0ULL)
+
 struct vqf_fsdev_dax_ops {
 	int (*file_fd)(void *ctx, u64 nodeid, u64 fh);
+	int (*node_fd)(void *ctx, u64 nodeid, bool write);
+	int (*map)(void *ctx, int fd, u64 foffset, u64 moffset, u64 len,
+		   bool writable);
+	int (*unmap)(void *ctx, u64 moffset, u64 len, bool wait);
 };
 
 enum vqf_fsdev_ev {
@@ -108,6 +131,19 @@ struct vqf_fsdev_cfg {
 	 */
 	bool inline_kick;
 	/*
+	 * Threaded queues (not inline_kick), the kick in the kicking thread
+	 * first: vqf_fsdev_kick() pops one chain (the oldest, normally the
+	 * kicker's own) and serves it before returning, with no hand-off;
+	 * chains still waiting after that pop, and kicks that come while
+	 * another thread pops, go to the queue's thread, which pops one at a
+	 * time too.  Nothing is served under the pop lock, so a request that
+	 * blocks in the backend (a lock wait) holds only its own thread
+	 * (blk-mq's direct issue: in the submitter's context when it can,
+	 * from the queue's worker otherwise).  Kicks stay enabled.  Not with
+	 * poll_ns or a fault plan (-EINVAL); ignored with inline_kick.
+	 */
+	bool direct_kick;
+	/*
 	 * Threaded queues (not inline_kick): after serving, a request
 	 * queue's thread keeps checking the available ring for up to this
 	 * many ns, with the driver's kicks suppressed, before it re-enables
@@ -136,7 +172,8 @@ struct vqf_fsdev_cfg {
 	 * page size (0: no window; SETUPMAPPING and REMOVEMAPPING go to the
 	 * backend, which answers ENOSYS).  With a window the device serves
 	 * both itself; without @dax_ops it answers them ENOSYS, as virtiofsd
-	 * without DAX support does.
+	 * without DAX support does.  With dax_ops->map the window is not in
+	 * this process (vqf_fsdev_shm() does not know it).
 	 */
 	u64 dax_window;
 	const struct vqf_fsdev_dax_ops *dax_ops;	/* copied pointer */
@@ -194,6 +231,7 @@ struct vqf_fsdev_stats {
 	u64 dax_mmap_errors;	/* the host mmap failed */
 	u64 dax_enosys;		/* window but no dax_ops */
 	u64 dax_resets;		/* window cleared: reset, DESTROY, free */
+	u64 dax_by_nodeid;	/* setups with fh ~0 resolved by nodeid */
 	struct vqf_dax_dev_stats dax;	/* lib's per-reason counters */
 };
 
@@ -304,7 +342,8 @@ u8 vqf_fsdev_get_status(const struct vqf_fsdev *d);
 /*
  * The driver's notification for queue @idx (virtio-pci's notify register).
  * Writes the queue's kick eventfd, or, with cfg.inline_kick, pops and
- * serves the queue's chains before returning.  Returns 0, -ENOENT for a
+ * serves the queue's chains before returning (cfg.direct_kick: one chain,
+ * the rest through the queue's thread).  Returns 0, -ENOENT for a
  * queue that is not running.
  */
 int vqf_fsdev_kick(struct vqf_fsdev *d, unsigned int idx);
@@ -325,6 +364,15 @@ void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out);
  * unknown @id or when no window was configured.
  */
 int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len);
+
+/*
+ * Whether the window is served (a window with dax_ops->map starts off:
+ * its front-end has to agree first).  Off, SETUPMAPPING and
+ * REMOVEMAPPING go to the backend as without a window (libfuse: ENOSYS);
+ * mappings already made stay until a reset or DESTROY.  Returns 0, or
+ * -ENOENT without a window.
+ */
+int vqf_fsdev_set_dax(struct vqf_fsdev *d, bool on);
 
 /* The backend's notify callback for vqf_backend_config.notify: pass the
  * device as notify_ctx.  Delivers on the notification queue when

@@ -39,6 +39,8 @@
 #define GDRV_MIN_QUEUE_SIZE	8
 #define GDRV_SHUTDOWN_INTERRUPTS 16
 #define GDRV_IPOOL_PER_SLOT	16
+/* Segments of a request built on the stack (more: allocated). */
+#define GDRV_SG_STACK		8
 
 enum greq_kind { GREQ_CALL, GREQ_FORGET, GREQ_INTERRUPT, GREQ_NOTIFY };
 
@@ -55,6 +57,7 @@ struct greq {
 	u32 forget_n;		/* GREQ_FORGET: entries carried */
 	bool added;		/* on the ring (else on the pending list) */
 	u32 used_len;		/* what the used ring said */
+	u32 copied;		/* argbuf bytes (GREQ_CALL) */
 	struct greq *next;	/* pending list */
 	struct greq *iprev, *inext;	/* in-flight list (GREQ_CALL) */
 	unsigned int nrd, nwr;
@@ -102,6 +105,9 @@ struct vqf_gdrv {
 	pthread_rwlock_t kick_lock;	/* kicks vs the reset */
 	bool dead;			/* reset: refuse new requests */
 	bool reset_done;
+	int fail_errno;			/* what the reset fails calls with */
+	bool resetter_started;		/* a broken ring's reset thread */
+	pthread_t resetter;
 	bool poll;			/* the device serves kicks inline */
 	u64 unique;			/* atomic */
 	unsigned int rr;		/* atomic: queue selection */
@@ -229,8 +235,15 @@ static void pend_locked(struct gq *q, struct greq *r)
 	pthread_mutex_unlock(&g->slock);
 }
 
-/* Queue @r on @q: straight onto the ring, or behind earlier waiters. */
-static int enqueue(struct gq *q, struct greq *r)
+/*
+ * Queue @r on @q: straight onto the ring, or behind earlier waiters.
+ * With @reap the caller will take the used ring itself right after the
+ * kick (an inline device has answered by then): it counts as a poller
+ * from before the request is published, so the device sees interrupts
+ * off and signals no completion thread for it.  The caller leaves with
+ * drain_used(q, true).
+ */
+static int enqueue(struct gq *q, struct greq *r, bool reap)
 {
 	bool need = false;
 	int ret = 0;
@@ -243,16 +256,24 @@ static int enqueue(struct gq *q, struct greq *r)
 		ret = -ENOTCONN;
 	} else if (vqf_vring_drv_is_broken(q->vr)) {
 		ret = -EIO;
-	} else if (q->pend_head) {
-		pend_locked(q, r);
 	} else {
-		ret = add_locked(q, r);
-		if (ret == -ENOSPC) {
-			pend_locked(q, r);
-			ret = 0;
-		} else if (!ret) {
-			need = vqf_vring_drv_kick_prepare(q->vr);
+		if (reap) {
+			q->pollers++;
+			vqf_vring_drv_disable_cb(q->vr);
 		}
+		if (q->pend_head) {
+			pend_locked(q, r);
+		} else {
+			ret = add_locked(q, r);
+			if (ret == -ENOSPC) {
+				pend_locked(q, r);
+				ret = 0;
+			} else if (!ret) {
+				need = vqf_vring_drv_kick_prepare(q->vr);
+			}
+		}
+		if (ret && reap && !--q->pollers)
+			vqf_vring_drv_enable_cb(q->vr);
 	}
 	pthread_mutex_unlock(&q->lock);
 	if (need && q->g->cfg.trace)
@@ -263,6 +284,8 @@ static int enqueue(struct gq *q, struct greq *r)
 }
 
 /* ---- forgets -------------------------------------------------------- */
+
+static int drain_used(struct gq *q, bool leave);
 
 /* Send what the forget queue holds while hiprio has room (lock held). */
 static bool send_forgets_locked(struct vqf_gdrv *g, struct gq *q)
@@ -355,9 +378,20 @@ int vqf_gdrv_forget(struct vqf_gdrv *g, u64 nodeid, u64 nlookup)
 		if (!ret)
 			ret = vqf_forget_queue_push(&g->fq, nodeid, nlookup);
 	}
+	/* A device that serves kicks in this thread has answered the FORGET
+	 * by the time the kick returns: take it off the used ring here, as a
+	 * call's caller does (see enqueue()), rather than have its interrupt
+	 * wake the completion thread.
+	 */
+	if (g->poll) {
+		q->pollers++;
+		vqf_vring_drv_disable_cb(q->vr);
+	}
 	need = !ret && send_forgets_locked(g, q);
 	pthread_mutex_unlock(&q->lock);
 	kick(q, need);
+	if (g->poll)
+		drain_used(q, true);
 	return ret;
 }
 
@@ -429,12 +463,9 @@ static void end_call(struct vqf_gdrv *g, struct greq *r, int result,
 		pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
 	c->result = result;
-	pthread_mutex_lock(&g->slock);
+	/* completed is counted by complete_one(), with its other stats. */
 	if (failed)
-		g->st.failed++;
-	else
-		g->st.completed++;
-	pthread_mutex_unlock(&g->slock);
+		STAT_ADD(g, failed, 1);
 	if (g->cfg.trace)
 		g->cfg.trace(g->cfg.trace_ctx, VQF_EV_COMPLETED, r->unique,
 			     r->opcode, r->q->idx);
@@ -505,6 +536,7 @@ static void complete_one(struct gq *q, struct greq *r, u32 len)
 	}
 	if (ret)
 		g->st.bad_replies++;
+	g->st.completed++;
 	pthread_mutex_unlock(&g->slock);
 	/* A refused reply keeps vqf_req_complete()'s errno: a lying device
 	 * is not a server's EIO.
@@ -527,14 +559,48 @@ static void repost_notify(struct gq *q, struct greq *r)
 	kick(q, need);
 }
 
+static void *resetter_main(void *arg)
+{
+	vqf_gdrv_shutdown(arg);
+	return NULL;
+}
+
+/*
+ * A device that broke a used ring may still hold any buffer of any queue,
+ * so the completions it did post cannot be trusted either, and the calls
+ * in flight would wait for ever.  Reset the device, as a driver that sees
+ * a broken virtqueue must before it may reclaim buffers, and fail what it
+ * held with -EIO: none hangs, none completes twice.  The reset joins the
+ * completion threads, so it runs on a thread of its own (joined by
+ * vqf_gdrv_free()); this one returns to its loop and sees the stop.
+ */
+static void reset_broken(struct vqf_gdrv *g)
+{
+	bool start;
+
+	pthread_mutex_lock(&g->lock);
+	start = !g->resetter_started && !g->closing;
+	if (start) {
+		g->fail_errno = -EIO;
+		g->resetter_started = !pthread_create(&g->resetter, NULL,
+						      resetter_main, g);
+		if (!g->resetter_started)
+			g->fail_errno = -ENOTCONN;
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (start)
+		STAT_ADD(g, broken_resets, 1);
+}
+
 /*
  * Takes every used buffer off @q and completes them outside the lock;
  * then refills the ring from the pending list (and, on hiprio, from the
  * forget queue).  Returns how many were taken.  Interrupts are enabled
  * again at the end (and the ring re-checked) unless callers are polling
- * it: the last of them does it when it leaves.
+ * it: the last of them does it when it leaves.  @leave: a poller
+ * leaving, in the same lock round.
  */
-static int drain_used(struct gq *q)
+static int drain_used(struct gq *q, bool leave)
 {
 	struct vqf_gdrv *g = q->g;
 	struct greq *done = NULL, **tail = &done, *r;
@@ -542,6 +608,8 @@ static int drain_used(struct gq *q)
 	int n = 0, ret;
 
 	pthread_mutex_lock(&q->lock);
+	if (leave)
+		q->pollers--;
 	do {
 		void *cookie;
 		u32 len;
@@ -575,6 +643,8 @@ static int drain_used(struct gq *q)
 		pthread_mutex_lock(&g->lock);
 		pthread_cond_broadcast(&g->cond);
 		pthread_mutex_unlock(&g->lock);
+		if (ret != -EIO)
+			reset_broken(g);
 	}
 	while ((r = done)) {
 		done = r->next;
@@ -591,7 +661,7 @@ static void *irq_main(void *arg)
 	while ((n = vqf_eventfd_wait_stop(q->call_fd, q->g->stop_fd)) >= 0) {
 		if (n > 0)
 			STAT_ADD(q->g, irqs, 1);
-		drain_used(q);
+		drain_used(q, false);
 	}
 	return NULL;
 }
@@ -628,11 +698,11 @@ static int prepare(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 {
 	struct vqf_req *req = &c->req;
 	struct vqf_sg_counts cnt;
-	struct vqf_sg *sg;
+	struct vqf_sg sg_small[GDRV_SG_STACK], *sg;
 	struct greq *r;
 	u32 asz;
 	unsigned int nsg, i;
-	int n;
+	int n, ret = -EINVAL;
 
 	if (vqf_req_check(req))
 		return -EINVAL;
@@ -641,24 +711,29 @@ static int prepare(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	if (!nsg)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r) + nsg * sizeof(r->seg[0]));
-	sg = malloc(nsg * sizeof(*sg));
+	sg = nsg <= GDRV_SG_STACK ? sg_small : malloc(nsg * sizeof(*sg));
 	if (!r || !sg) {
 		free(r);
-		free(sg);
+		if (sg != sg_small)
+			free(sg);
 		return -ENOMEM;
 	}
 	r->wire = vqf_gram_alloc(g->ram, sizeof(*req) + asz, false);
 	if (!r->wire) {
 		free(r);
-		free(sg);
+		if (sg != sg_small)
+			free(sg);
 		return -ENOMEM;
 	}
 	r->argbuf = (u8 *)r->wire + sizeof(*req);
 	r->unique = __atomic_add_fetch(&g->unique, 2, __ATOMIC_RELAXED);
 	req->in_h.unique = r->unique;
 	r->opcode = req->in_h.opcode;
-	if (vqf_req_to_argbuf(req, r->argbuf, asz))
+	/* -EPROTOTYPE (an argvar the opcode has not) reaches the caller. */
+	ret = vqf_req_to_argbuf(req, r->argbuf, asz);
+	if (ret)
 		goto inval;
+	ret = -EINVAL;
 	/* The device sees a copy; ours stays private and is what the reply
 	 * is checked against.
 	 */
@@ -679,25 +754,28 @@ static int prepare(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	}
 	r->nrd = cnt.nr_readable;
 	r->nwr = cnt.nr_writable;
-	free(sg);
+	if (sg != sg_small)
+		free(sg);
 	/* Data pages are the device's to read or write: only the argbuf
-	 * is a bounce copy.
+	 * is a bounce copy (counted by submit()).
 	 */
-	pthread_mutex_lock(&g->slock);
-	g->st.bytes_copied += asz;
-	pthread_mutex_unlock(&g->slock);
+	r->copied = asz;
 	*out = r;
 	return 0;
 inval:
 	vqf_gram_release(g->ram, r->wire);
 	free(r);
-	free(sg);
-	return -EINVAL;
+	if (sg != sg_small)
+		free(sg);
+	return ret;
 }
 
+/* @reapq: the caller reaps its queue itself (see enqueue()); set to the
+ * queue it must leave with drain_used(q, true), NULL if none.
+ */
 static int submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 		  void (*done)(void *ctx, struct vqf_gdrv_call *c),
-		  void *ctx, bool internal)
+		  void *ctx, bool internal, struct gq **reapq)
 {
 	struct greq *r;
 	struct gq *q;
@@ -731,15 +809,18 @@ static int submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	c->result = 0;
 	pthread_mutex_unlock(&g->lock);
 	pthread_mutex_lock(&g->slock);
+	g->st.bytes_copied += r->copied;
 	g->st.submitted++;
 	g->st.by_opcode[r->opcode < VQF_GDRV_OPCODES ? r->opcode : 0]++;
 	pthread_mutex_unlock(&g->slock);
 	if (g->cfg.trace)
 		g->cfg.trace(g->cfg.trace_ctx, VQF_EV_QUEUED, r->unique,
 			     r->opcode, q->idx);
-	ret = enqueue(q, r);
+	ret = enqueue(q, r, reapq != NULL);
 	if (ret)
 		end_call(g, r, ret, true);	/* broken queue: done is called */
+	else if (reapq)
+		*reapq = q;
 	return 0;
 }
 
@@ -747,7 +828,7 @@ int vqf_gdrv_submit(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 		    void (*done)(void *ctx, struct vqf_gdrv_call *c),
 		    void *ctx)
 {
-	return submit(g, c, done, ctx, false);
+	return submit(g, c, done, ctx, false, NULL);
 }
 
 /* Takes what the used ring of @c's queue holds, in this thread. */
@@ -760,7 +841,7 @@ static void reap(struct vqf_gdrv *g, struct vqf_gdrv_call *c)
 		q = ((struct greq *)c->priv)->q;
 	pthread_mutex_unlock(&g->lock);
 	if (q)
-		drain_used(q);
+		drain_used(q, false);
 }
 
 struct waiter {
@@ -816,12 +897,12 @@ static void poll_reply(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 		return;
 	/* What is there already, then whatever moves used->idx. */
 	seen = vqf_vring_drv_used_idx(q->vr);
-	drain_used(q);
+	drain_used(q, false);
 	for (;;) {
 		idx = vqf_vring_drv_used_idx(q->vr);
 		if (idx != seen) {
 			seen = idx;
-			drain_used(q);
+			drain_used(q, false);
 		}
 		/* Ours may also come through another poller or the
 		 * completion thread.
@@ -834,7 +915,7 @@ static void poll_reply(struct vqf_gdrv *g, struct vqf_gdrv_call *c,
 	pthread_mutex_lock(&q->lock);
 	q->pollers--;
 	pthread_mutex_unlock(&q->lock);
-	drain_used(q);
+	drain_used(q, false);
 	now = vqf_poll_now_ns();
 	pthread_mutex_lock(&g->slock);
 	g->st.poll_spin_ns += now - start;
@@ -867,7 +948,7 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 	static __thread struct waiter w;
 	static __thread bool w_ready;
 	struct timespec ts;
-	struct gq *pq = NULL;
+	struct gq *pq = NULL, *rq = NULL;
 	u64 t0 = 0;
 	int ret;
 
@@ -886,18 +967,20 @@ static int call(struct vqf_gdrv *g, struct vqf_gdrv_call *c, int timeout_ms,
 	pthread_mutex_lock(&w.lock);
 	w.done = false;
 	pthread_mutex_unlock(&w.lock);
-	ret = submit(g, c, wake, &w, internal);
+	ret = submit(g, c, wake, &w, internal, g->poll ? &rq : NULL);
 	if (!ret) {
 		/* An inline device has usually answered by now: reap it here
 		 * rather than wait for the interrupt thread (polling, as
-		 * blk-mq does for a hipri request).
+		 * blk-mq does for a hipri request), which was never signalled
+		 * for it.
 		 */
+		if (rq)
+			drain_used(rq, true);
 		pthread_mutex_lock(&w.lock);
-		if (!w.done && g->poll) {
-			pthread_mutex_unlock(&w.lock);
-			reap(g, c);
-			pthread_mutex_lock(&w.lock);
-		} else if (!w.done && g->cfg.poll_ns) {
+		/* Not done inline (a device worker has it): its interrupt
+		 * comes, now that the caller left the pollers.
+		 */
+		if (!w.done && !g->poll && g->cfg.poll_ns) {
 			pthread_mutex_unlock(&w.lock);
 			poll_reply(g, c, &w, &pq, &t0);
 			pthread_mutex_lock(&w.lock);
@@ -994,7 +1077,7 @@ static int send_interrupt(struct vqf_gdrv *g, u64 unique, u32 opcode)
 	g->st.interrupts_sent++;
 	g->st.by_opcode[FUSE_INTERRUPT]++;
 	pthread_mutex_unlock(&g->slock);
-	ret = enqueue(r->q, r);
+	ret = enqueue(r->q, r, false);
 	if (ret)
 		greq_free(g, r);
 	return ret;
@@ -1179,6 +1262,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 	pthread_cond_init(&g->cond, NULL);
 	pthread_mutex_init(&g->slock, NULL);
 	pthread_rwlock_init(&g->kick_lock, NULL);
+	g->fail_errno = -ENOTCONN;
 	g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = forget_grow_locked(g);
 	if (g->stop_fd < 0 || ret) {
@@ -1380,7 +1464,7 @@ void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 
 		if (!q->vr)
 			continue;
-		drain_used(q);
+		drain_used(q, false);
 		pthread_mutex_lock(&q->lock);
 		while ((r = vqf_vring_drv_detach_unused(q->vr))) {
 			r->next = q->pend_head;
@@ -1394,7 +1478,7 @@ void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 			struct greq *next = r->next;
 
 			if (r->kind == GREQ_CALL) {
-				end_call(g, r, -ENOTCONN, true);
+				end_call(g, r, g->fail_errno, true);
 			} else {
 				if (r->kind == GREQ_FORGET)
 					g->forgets_inflight--;
@@ -1416,6 +1500,9 @@ void vqf_gdrv_free(struct vqf_gdrv *g)
 	if (!g)
 		return;
 	vqf_gdrv_shutdown(g);
+	/* Set under g->lock before the shutdown above could see closing. */
+	if (g->resetter_started)
+		pthread_join(g->resetter, NULL);
 	pthread_mutex_lock(&g->lock);
 	while (g->callers)
 		pthread_cond_wait(&g->cond, &g->lock);

@@ -130,6 +130,26 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
  */
 void vqf_gcli_free(struct vqf_gcli *c);
 
+/*
+ * Who is calling: what the kernel puts in every request's fuse_in_header
+ * from current_cred() (fsuid, fsgid, tgid).  A client serving several
+ * users (vqfuse-sim mount) says before each call whose it is.
+ */
+struct vqf_gcli_creds {
+	u32 uid, gid, pid;
+};
+
+/*
+ * The credentials the calling thread's later calls into @c carry, until
+ * the next vqf_gcli_set_creds() on this thread; NULL: the client's own
+ * (cfg's); vqf_gcli_free() clears the freeing thread's.  Files opened
+ * keep no credentials: a write is the writer's.
+ * A write by a caller other than uid 0 clears the file's set-user-ID bit
+ * and its set-group-ID bit (when group-executable), as the kernel does
+ * for a caller without CAP_FSETID.
+ */
+void vqf_gcli_set_creds(struct vqf_gcli *c, const struct vqf_gcli_creds *cr);
+
 /* Files.  flags as open(2): O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL,
  * O_TRUNC, O_APPEND, O_DIRECTORY, O_NOFOLLOW.  Returns a descriptor >= 0.
  */

@@ -20,7 +20,9 @@
  *     validate each reply with vqf_req_complete() before anything is
  *     copied out: the device is not trusted;
  *   - shutdown that fails every request still in flight or pending with
- *     -ENOTCONN once the device has been reset: none lost, none twice.
+ *     -ENOTCONN once the device has been reset: none lost, none twice;
+ *   - a used ring the device breaks resets the device as shutdown does,
+ *     from a thread of its own, and fails what it held with -EIO.
  *
  * The caller's struct vqf_req stays in private memory; what the device
  * must see (headers, argbuf) is copied into guest RAM at submission, and
@@ -62,7 +64,8 @@ struct vqf_gdrv_cfg {
 	enum vqf_gdrv_select select;
 	u32 max_write;		/* offered in INIT (0: 1 MiB) */
 	/* Reap completions in the calling thread right after its kick
-	 * before sleeping (set when the device serves kicks inline).
+	 * before sleeping (set when the device serves kicks inline, or
+	 * direct: vqf_fsdev_cfg.direct_kick).
 	 */
 	bool poll;
 	/*
@@ -118,6 +121,7 @@ struct vqf_gdrv_stats {
 	u64 notifications;	/* notifications received */
 	u64 bad_replies;	/* replies refused by vqf_req_complete() */
 	u64 ring_errors;	/* used rings the device broke (once each) */
+	u64 broken_resets;	/* resets a broken ring started (once) */
 	u64 bytes_copied;	/* argbuf bytes (the bounce buffer of in and
 				 * out args; data pages are not copied) */
 	u64 by_opcode[VQF_GDRV_OPCODES];	/* requests per opcode */

@@ -14,6 +14,8 @@
 #include "hub_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -893,6 +895,21 @@ const void *vqf_hub_table(struct vqf_hub *h, u64 *size)
 	}
 	*size = h->table_size;
 	return h->table_ro;
+}
+
+int vqf_hub_table_fd(struct vqf_hub *h)
+{
+	char path[32];
+	int fd;
+
+	if (!h->has_table)
+		return -ENOENT;
+	/* A new open file description, read-only: a mapping made from it
+	 * can never be writable, whoever makes it.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", h->memfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 void vqf_hub_get_stats(struct vqf_hub *h, struct vqf_hub_stats *out)

@@ -135,6 +135,14 @@ int vqf_hub_process(void *port, void *req, size_t len,
 const void *vqf_hub_table(struct vqf_hub *h, u64 *size);
 
 /*
+ * A new read-only descriptor (close-on-exec; the caller closes it) of
+ * the table's shared memory, for a process that maps it for guests (a
+ * vhost-user front-end).  Returns it, -ENOENT when the hub has no table,
+ * or open's -errno.
+ */
+int vqf_hub_table_fd(struct vqf_hub *h);
+
+/*
  * Applies every host edit already queued by the kernel (inotify) or, in
  * rescan mode, rescans now.  An edit made before this call is reflected
  * in the table when it returns; the watcher thread does the same on its

@@ -4,6 +4,7 @@
  */
 #include "vqf_sim.h"
 #include "vqf_passthrough_ll.h"
+#include "vqf_nullfs.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -61,8 +62,15 @@ static int sim_dax_fd(void *ctx, u64 nodeid, u64 fh)
 	return vqf_pt_file_fd(ctx, nodeid, fh);
 }
 
+/* A SETUPMAPPING without a handle (fh ~0): the inode's file itself. */
+static int sim_dax_node_fd(void *ctx, u64 nodeid, bool write)
+{
+	return vqf_pt_node_fd(ctx, nodeid, write);
+}
+
 static const struct vqf_fsdev_dax_ops sim_dax_ops = {
 	.file_fd = sim_dax_fd,
+	.node_fd = sim_dax_node_fd,
 };
 
 /* The driver's notifications go to the client, once there is one. */
@@ -128,6 +136,8 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 		dc.ver_table = vqf_hub_table(s->hub, &dc.ver_table_size);
 	}
 	dc.inline_kick = cfg->inline_kick;
+	dc.direct_kick = !cfg->inline_kick && !cfg->handoff &&
+			 !cfg->poll_ns && !cfg->faults;
 	dc.poll_ns = cfg->poll_ns;
 	dc.poll_fixed = cfg->poll_fixed;
 	if (cfg->trace && !idx) {
@@ -147,7 +157,7 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 	gc.request_queues = dc.num_request_queues;
 	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
 	gc.notification = cfg->notification;
-	gc.poll = gc.poll || cfg->inline_kick;
+	gc.poll = gc.poll || cfg->inline_kick || dc.direct_kick;
 	if (!gc.poll_ns && !cfg->inline_kick) {
 		gc.poll_ns = cfg->poll_ns;
 		gc.poll_fixed = cfg->poll_fixed;
@@ -230,11 +240,16 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 		}
 		ops = vqf_ptll_ops(&op_size);
 		ud = vqf_ptll_userdata(s->ptll);
+	} else if (cfg->fs == VQF_SIM_FS_NULL) {
+		ops = vqf_nullfs_ops(&op_size);
+		ud = NULL;
 	} else {
 		struct vqf_pt_config pc = {
 			.source = cfg->shared,
 			.timeout = 0,
 			.io = cfg->io,
+			.host_callers = cfg->host_callers,
+			.nodev = cfg->nodev,
 		};
 
 		/* Inline with no workers: a lock wait holds the only thread

@@ -21,12 +21,22 @@
 enum vqf_sim_fs {
 	VQF_SIM_FS_VQFUSE = 0,	/* sim/passthrough, hardened */
 	VQF_SIM_FS_PTLL,	/* libfuse3's passthrough_ll example */
+	/* Answers from memory, no system call (vqf_nullfs.h): the
+	 * transport measured alone.  @shared is not touched.
+	 */
+	VQF_SIM_FS_NULL,
 };
 
 struct vqf_sim_cfg {
 	const char *shared;		/* the host directory; required */
 	enum vqf_sim_fs fs;
 	enum vqf_pt_io_mode io;		/* VQF_SIM_FS_VQFUSE only */
+	/* vqf_pt_config.host_callers and .nodev (VQF_SIM_FS_VQFUSE only):
+	 * requests carry credentials of host processes (vqfuse-sim mount);
+	 * no device nodes are created.
+	 */
+	bool host_callers;
+	bool nodev;
 	unsigned int queues;		/* request queues (0: 1) */
 	unsigned int queue_size;	/* (0: 128) */
 	unsigned int threads;		/* device workers (0: serve inline) */
@@ -36,6 +46,15 @@ struct vqf_sim_cfg {
 	 * and the driver reaps in the calling thread: no hand-offs.
 	 */
 	bool inline_kick;
+	/*
+	 * Threaded device (not inline_kick, poll_ns 0): each kick still
+	 * wakes the queue's thread (vhost-user's shape: per request a
+	 * kick, an interrupt and the completion thread's wake-up).  false,
+	 * the default: the kicking thread serves its own chain and reaps
+	 * its reply (vqf_fsdev_cfg.direct_kick), and the queue thread takes
+	 * only what concurrent kicks leave.
+	 */
+	bool handoff;
 	/* Threaded device: adaptive polling windows of up to this many ns
 	 * on both sides (vqf_fsdev_cfg.poll_ns, and vqf_gdrv_cfg.poll_ns
 	 * unless drv sets its own).  0: sleep on the eventfds at once.
@@ -92,7 +111,10 @@ struct vqf_sim;
 
 /* Returns 0 or a negative errno; on error nothing is left behind. */
 int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out);
-/* Client, driver (DESTROY, reset), device, backend, RAM: in that order. */
+/* Client, driver (DESTROY, reset), device, backend, RAM: in that order.
+ * No call may be inside a client (see vqf_gcli_free()): with calls in
+ * flight, vqf_gdrv_shutdown() first, join the callers, then free.
+ */
 void vqf_sim_free(struct vqf_sim *s);
 
 /* Guest 0's parts. */

@@ -12,7 +12,8 @@
  *  - only regular files and directories are ever opened for I/O, by
  *    reopening their O_PATH fd through /proc/self/fd: device nodes, FIFOs
  *    and sockets in the shared directory are never opened on the host
- *    (CVE-2020-35517), and mknod of a device node is refused;
+ *    (CVE-2020-35517); device nodes are created (the guest's kernel
+ *    opens them, never this server) unless vqf_pt_config.nodev says no;
  *  - nodeids and file handles go through vqf_pt_table.c.
  */
 #define _GNU_SOURCE
@@ -180,24 +181,41 @@ static int reopen(struct vqf_pt *pt, struct pt_inode *in, int flags)
 }
 
 /*
- * setfsuid()/setfsgid() act on the calling thread only, so concurrent
- * workers can each create as their own guest caller.  The group goes
- * first: once fsuid is not 0 the thread may no longer change it.
+ * setfsuid()/setfsgid() and the raw setgroups syscall act on the calling
+ * thread only (glibc's setgroups() would change every thread), so
+ * concurrent workers can each create as their own caller.  The groups
+ * and the group go first: once fsuid is not 0 the thread may no longer
+ * change them.
  */
 struct pt_cred {
 	bool switched;
+	struct vqf_pt *pt;
 };
+
+#define PT_MAX_GROUPS	64
 
 static int cred_enter(struct vqf_pt *pt, fuse_req_t req, struct pt_cred *c)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[PT_MAX_GROUPS];
+	int n = 0;
 
 	c->switched = false;
+	c->pt = pt;
 	if (!pt->creds || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
+	if (pt->host_callers) {
+		n = fuse_req_getgroups(req, PT_MAX_GROUPS, groups);
+		if (n < 0)
+			n = 0;
+		else if (n > PT_MAX_GROUPS)
+			n = PT_MAX_GROUPS;
+	}
+	c->switched = true;
+	if (syscall(SYS_setgroups, n, groups))
+		return -EPERM;
 	syscall(SYS_setfsgid, ctx->gid);
 	syscall(SYS_setfsuid, ctx->uid);
-	c->switched = true;
 	/* Both calls return the old id; read back the new one to check. */
 	if ((uid_t)syscall(SYS_setfsuid, -1) != ctx->uid ||
 	    (gid_t)syscall(SYS_setfsgid, -1) != ctx->gid)
@@ -211,6 +229,7 @@ static void cred_leave(struct pt_cred *c)
 		return;
 	syscall(SYS_setfsuid, 0);
 	syscall(SYS_setfsgid, 0);
+	syscall(SYS_setgroups, c->pt->ngroups, c->pt->groups);
 }
 
 static void proc_path(char *buf, size_t len, const struct pt_inode *in)
@@ -448,7 +467,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -err);
 		return;
 	}
-	if (kind == MK_NOD && (S_ISCHR(mode) || S_ISBLK(mode))) {
+	if (kind == MK_NOD && pt->nodev && (S_ISCHR(mode) || S_ISBLK(mode))) {
 		PT_STAT(pt, refused_mknod_dev);
 		err = -EPERM;
 		goto out;
@@ -1474,6 +1493,8 @@ struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg)
 		errno = EPERM;
 		return NULL;
 	}
+	pt->host_callers = cfg->host_callers;
+	pt->nodev = cfg->nodev;
 	switch (cfg->io) {
 	case VQF_PT_IO_PREAD:
 		pt->uring = false;
@@ -1493,6 +1514,16 @@ struct vqf_pt *vqf_pt_new(const struct vqf_pt_config *cfg)
 	}
 	pthread_mutex_init(&pt->lock, NULL);
 	pthread_mutex_init(&pt->stats_lock, NULL);
+	if (pt->creds) {
+		pt->ngroups = getgroups(0, NULL);
+		pt->groups = calloc(pt->ngroups > 0 ? pt->ngroups : 1,
+				    sizeof(gid_t));
+		if (pt->ngroups < 0 || !pt->groups ||
+		    getgroups(pt->ngroups, pt->groups) != pt->ngroups) {
+			err = ENOMEM;
+			goto fail;
+		}
+	}
 	pt->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pt->proc_fd < 0)
 		goto fail_errno;
@@ -1516,6 +1547,7 @@ fail_errno:
 fail:
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->stats_lock);
+	free(pt->groups);
 	free(pt);
 	errno = err;
 	return NULL;
@@ -1529,6 +1561,7 @@ void vqf_pt_free(struct vqf_pt *pt)
 	close(pt->proc_fd);
 	pthread_mutex_destroy(&pt->lock);
 	pthread_mutex_destroy(&pt->stats_lock);
+	free(pt->groups);
 	free(pt);
 }
 
@@ -1551,6 +1584,29 @@ int vqf_pt_file_fd(struct vqf_pt *pt, uint64_t nodeid, uint64_t fh)
 	if (fd == -1)
 		fd = -errno;
 	pt_file_put(pt, f);
+	return fd;
+}
+
+int vqf_pt_node_fd(struct vqf_pt *pt, uint64_t nodeid, bool write)
+{
+	struct pt_inode *in;
+	char name[16];
+	int err, fd;
+
+	in = pt_inode_get(pt, nodeid, &err);
+	if (!in)
+		return err;
+	if (in->type != S_IFREG) {
+		pt_inode_put(pt, in);
+		return -ENODEV;
+	}
+	/* A new open of the inode itself: its O_PATH fd grants no I/O. */
+	snprintf(name, sizeof(name), "%d", in->fd);
+	fd = openat(pt->proc_fd, name, (write ? O_RDWR : O_RDONLY) |
+		    O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	pt_inode_put(pt, in);
 	return fd;
 }
 

@@ -41,6 +41,17 @@ struct vqf_pt_config {
 	 * around the syscall, as virtiofsd does.  Only possible as root;
 	 * VQF_PT_CREDS_AUTO: on when running as root. */
 	enum { VQF_PT_CREDS_AUTO = 0, VQF_PT_CREDS_ON, VQF_PT_CREDS_OFF } creds;
+	/* With creds: the callers are processes of this host (vqfuse-sim
+	 * mount), so their supplementary groups are read from /proc
+	 * (fuse_req_getgroups()) and set on the worker thread too; else a
+	 * switched thread has none (a guest's pid means nothing here, and
+	 * Linux before 6.2 sends no groups: FUSE_CREATE_SUPP_GROUP). */
+	bool host_callers;
+	/* MKNOD of character and block devices fails EPERM.  By default
+	 * they are created, as virtiofsd does: the guest opens its device
+	 * nodes with its own kernel, never through this server (which
+	 * never opens a special file, see vqf_passthrough.c). */
+	bool nodev;
 	/* A blocking lock (SETLKW, flock without LOCK_NB) waits at most this
 	 * long, then fails EDEADLK (0: until granted or interrupted).  For a
 	 * device that serves in the kicking thread with no workers: the
@@ -98,6 +109,16 @@ void vqf_pt_get_stats(struct vqf_pt *pt, struct vqf_pt_stats *out);
  * fcntl's -errno.
  */
 int vqf_pt_file_fd(struct vqf_pt *pt, uint64_t nodeid, uint64_t fh);
+
+/*
+ * A new descriptor (close-on-exec) of the regular file @nodeid, opened
+ * O_RDWR when @write, else O_RDONLY: what the device mmaps for a
+ * FUSE_SETUPMAPPING that names no handle (fh ~0, as Linux's in-tree
+ * virtiofs sends it).  Returns the fd, -EBADF/-ESTALE for a forged or
+ * stale nodeid (counted as pt_inode_get() counts them), -ENODEV for an
+ * inode that is not a regular file, or open's -errno.
+ */
+int vqf_pt_node_fd(struct vqf_pt *pt, uint64_t nodeid, bool write);
 
 /* Whether data I/O goes through io_uring (detected at vqf_pt_new()). */
 bool vqf_pt_uses_uring(struct vqf_pt *pt);

@@ -66,6 +66,11 @@ struct vqf_pt {
 	double timeout;
 	bool uring;
 	bool creds;		/* switch fsuid/fsgid for creations */
+	bool host_callers;	/* vqf_pt_config.host_callers */
+	bool nodev;		/* vqf_pt_config.nodev */
+	/* The process's supplementary groups, restored after a switch. */
+	int ngroups;
+	gid_t *groups;
 	bool openat2;		/* the kernel has openat2() */
 	unsigned int lock_wait_ms;	/* vqf_pt_config.lock_wait_ms */
 	size_t uring_min, io_chunk;

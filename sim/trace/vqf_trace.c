@@ -53,8 +53,8 @@ int vqf_trace_open(const char *path, struct vqf_trace **out)
 	if (!t)
 		return -ENOMEM;
 	/* Opened now: a bad path is an error before the run, not after. */
-	t->f = fopen(path, "w");
-	if (!t->f) {
+	t->f = path ? fopen(path, "w") : NULL;
+	if (path && !t->f) {
 		int err = -errno;
 
 		free(t);
@@ -66,12 +66,22 @@ int vqf_trace_open(const char *path, struct vqf_trace **out)
 	return 0;
 }
 
+/* gettid() is a system call each time: once per thread is enough. */
+static uint32_t my_tid(void)
+{
+	static __thread uint32_t tid;
+
+	if (!tid)
+		tid = (uint32_t)gettid();
+	return tid;
+}
+
 void vqf_trace_event(struct vqf_trace *t, enum vqf_trace_ev ev,
 		     uint64_t unique, uint32_t opcode, unsigned int queue)
 {
 	struct tev e = { .ns = now_ns(), .unique = unique, .opcode = opcode,
 			 .queue = (uint16_t)queue, .ev = (uint8_t)ev,
-			 .tid = (uint32_t)gettid() };
+			 .tid = my_tid() };
 
 	if (!t || ev >= VQF_T_NR)
 		return;
@@ -200,6 +210,53 @@ static void write_request(struct writer *w, const struct tev *v, uint64_t n)
 	emit(w, "e", name, "request", last, false);
 }
 
+/* The time of each of @n events of one request, by event; 0: absent. */
+static void times_of(const struct tev *v, uint64_t n, uint64_t *at)
+{
+	memset(at, 0, VQF_T_NR * sizeof(*at));
+	for (uint64_t i = 0; i < n; i++)
+		if (!at[v[i].ev])
+			at[v[i].ev] = v[i].ns;
+}
+
+int vqf_trace_stages(struct vqf_trace *t, uint32_t opcode,
+		     struct vqf_trace_stages *out)
+{
+	uint64_t at[VQF_T_NR], i, j, sum[5] = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&t->lock);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), by_request);
+	for (i = 0; i < t->n; i = j) {
+		for (j = i + 1; j < t->n && t->v[j].unique == t->v[i].unique;
+		     j++)
+			;
+		if (!t->v[i].unique || (opcode && t->v[i].opcode != opcode))
+			continue;
+		times_of(&t->v[i], j - i, at);
+		if (!at[VQF_T_QUEUED] || !at[VQF_T_ADDED] ||
+		    !at[VQF_T_POPPED] || !at[VQF_T_PUSHED] ||
+		    !at[VQF_T_COMPLETED])
+			continue;
+		sum[0] += at[VQF_T_ADDED] - at[VQF_T_QUEUED];
+		sum[1] += at[VQF_T_POPPED] - at[VQF_T_ADDED];
+		sum[2] += at[VQF_T_PUSHED] - at[VQF_T_POPPED];
+		sum[3] += at[VQF_T_COMPLETED] - at[VQF_T_PUSHED];
+		sum[4] += at[VQF_T_COMPLETED] - at[VQF_T_QUEUED];
+		out->requests++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!out->requests)
+		return -ENODATA;
+	out->pending_ns = (double)sum[0] / out->requests;
+	out->ring_ns = (double)sum[1] / out->requests;
+	out->device_ns = (double)sum[2] / out->requests;
+	out->reply_ns = (double)sum[3] / out->requests;
+	out->total_ns = (double)sum[4] / out->requests;
+	return 0;
+}
+
 int vqf_trace_close(struct vqf_trace *t)
 {
 	struct writer w;
@@ -208,6 +265,10 @@ int vqf_trace_close(struct vqf_trace *t)
 
 	if (!t)
 		return 0;
+	if (!t->f) {
+		ret = t->err;
+		goto out;
+	}
 	qsort(t->v, t->n, sizeof(*t->v), by_request);
 	w.f = t->f;
 	w.t0 = t->t0;
@@ -227,6 +288,7 @@ int vqf_trace_close(struct vqf_trace *t)
 		ret = -errno;
 	if (!ret)
 		ret = t->err;
+out:
 	pthread_mutex_destroy(&t->lock);
 	free(t->v);
 	free(t);

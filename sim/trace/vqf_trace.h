@@ -35,7 +35,9 @@ enum vqf_trace_ev {
 
 struct vqf_trace;
 
-/* Starts recording into @path (written at close).  0 or -errno. */
+/* Starts recording into @path (written at close; NULL: kept in memory
+ * for vqf_trace_stages() only).  0 or -errno.
+ */
 int vqf_trace_open(const char *path, struct vqf_trace **out);
 /* Records @ev for request @unique (@opcode, virtqueue @queue) now. */
 void vqf_trace_event(struct vqf_trace *t, enum vqf_trace_ev ev,
@@ -44,6 +46,21 @@ void vqf_trace_event(struct vqf_trace *t, enum vqf_trace_ev ev,
  * written (@t is freed either way).  NULL is a no-op.
  */
 int vqf_trace_close(struct vqf_trace *t);
+/* Mean time per stage over the requests seen from QUEUED to COMPLETED. */
+struct vqf_trace_stages {
+	uint64_t requests;	/* complete lives (unique 0 not counted) */
+	double pending_ns, ring_ns, device_ns, reply_ns;
+	double total_ns;	/* QUEUED -> COMPLETED */
+};
+
+/*
+ * Sums the stages of every complete request of @opcode (0: of any) so
+ * far.  Not while events are still being recorded (it sorts them in
+ * place).  0, or -ENODATA when no such request went through every stage.
+ */
+int vqf_trace_stages(struct vqf_trace *t, uint32_t opcode,
+		     struct vqf_trace_stages *out);
+
 /* Events recorded so far. */
 uint64_t vqf_trace_count(struct vqf_trace *t);
 

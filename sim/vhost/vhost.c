@@ -25,6 +25,7 @@
 #include <sys/un.h>
 
 #include "vqf_gmem.h"
+#include "vqf_memguard.h"
 
 struct vhring {
 	u32 num;		/* 0: not set */
@@ -59,9 +60,21 @@ struct vqf_vhost {
 	pthread_mutex_t slock;
 	struct vqf_vhost_stats st;
 	u64 popped[VQF_VHOST_MAX_QUEUES];	/* atomics, from the trace */
+	u64 by_opcode[VQF_VHOST_OPCODES];	/* atomics, from the trace */
+
+	/* Shared memory regions (vqf_vhost_shmem.h). */
+	u64 pf_offered;
+	struct vqf_vshm shm;
+	struct vqf_fsdev_dax_ops dops;	/* cfg.dax_ops + the channel */
+	bool table_mapped;		/* on this connection's channel */
 };
 
 #define PF_OFFERED	((1ull << VQF_VHOST_PF_MQ) | \
+			 (1ull << VQF_VHOST_PF_REPLY_ACK))
+/* What serving the regions needs, SHMEM included. */
+#define PF_SHMEM_ALL	((1ull << VQF_VHOST_PF_SHMEM) | \
+			 (1ull << VQF_VHOST_PF_BACKEND_REQ) | \
+			 (1ull << VQF_VHOST_PF_BACKEND_SEND_FD) | \
 			 (1ull << VQF_VHOST_PF_REPLY_ACK))
 
 static const char *const req_names[VQF_VHOST_REQUEST_MAX] = {
@@ -82,6 +95,8 @@ static const char *const req_names[VQF_VHOST_REQUEST_MAX] = {
 	[34] = "RESET_DEVICE", [35] = "VRING_KICK",
 	[36] = "GET_MAX_MEM_SLOTS", [37] = "ADD_MEM_REG",
 	[38] = "REM_MEM_REG", [39] = "SET_STATUS", [40] = "GET_STATUS",
+	[41] = "GET_SHARED_OBJECT", [42] = "SET_DEVICE_STATE_FD",
+	[43] = "CHECK_DEVICE_STATE", [44] = "GET_SHMEM_CONFIG",
 };
 
 const char *vqf_vhost_request_name(u32 request)
@@ -124,8 +139,14 @@ int vqf_vhost_msg_check(const struct vqf_vhost_msg *m, unsigned int nfds)
 	case VQF_VHOST_GET_QUEUE_NUM:
 	case VQF_VHOST_SET_OWNER:
 	case VQF_VHOST_RESET_OWNER:
+	case VQF_VHOST_GET_SHMEM_CONFIG:
 		if (size)
 			return -EMSGSIZE;
+		break;
+	case VQF_VHOST_SET_BACKEND_REQ_FD:
+		if (size)
+			return -EMSGSIZE;
+		want_fds = 1;
 		break;
 	case VQF_VHOST_SET_FEATURES:
 	case VQF_VHOST_SET_PROTOCOL_FEATURES:
@@ -192,6 +213,8 @@ static void count_refusal(struct vqf_vhost *vh, int err)
 	case -ENODEV:		f = &vh->st.region_fd; break;
 	case -ENOMEM:		f = &vh->st.mmap_failed; break;
 	case -EFAULT:		f = &vh->st.ring_fault; break;
+	case -ENOPROTOOPT:	f = &vh->st.not_negotiated; break;
+	case -ENOTSOCK:		f = &vh->st.backend_fd_bad; break;
 	default:		f = &vh->st.bad_value; break;
 	}
 	pthread_mutex_lock(&vh->slock);
@@ -216,6 +239,10 @@ void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out)
 	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
 		out->requests[i] = __atomic_load_n(&vh->popped[i],
 						   __ATOMIC_RELAXED);
+	for (i = 0; i < VQF_VHOST_OPCODES; i++)
+		out->by_opcode[i] = __atomic_load_n(&vh->by_opcode[i],
+						    __ATOMIC_RELAXED);
+	vqf_vshm_get_stats(&vh->shm, &out->shm);
 	vqf_fsdev_get_stats(vh->dev, &out->dev);
 }
 
@@ -225,9 +252,13 @@ static void dev_trace(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
 	struct vqf_vhost *vh = ctx;
 
 	(void)unique;
-	(void)opcode;
-	if (ev == VQF_FSDEV_EV_POPPED && queue < VQF_VHOST_MAX_QUEUES)
+	if (ev != VQF_FSDEV_EV_POPPED)
+		return;
+	if (queue < VQF_VHOST_MAX_QUEUES)
 		__atomic_add_fetch(&vh->popped[queue], 1, __ATOMIC_RELAXED);
+	/* a chain whose header was short has no unique and no opcode */
+	if (unique && opcode < VQF_VHOST_OPCODES)
+		__atomic_add_fetch(&vh->by_opcode[opcode], 1, __ATOMIC_RELAXED);
 }
 
 /* ---- guest memory ------------------------------------------------------ */
@@ -322,7 +353,17 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 	 * that the driver's next INIT is served (a guest rebooting without
 	 * unmounting sends no DESTROY).
 	 */
-	if (vqf_backend_reset(vh->cfg.be))
+	/* The regions are filled only while the device runs: the window
+	 * was emptied by the reset, the table goes too (no waiting, as
+	 * there).
+	 */
+	if (vh->table_mapped)
+		vqf_vshm_unmap(&vh->shm, VQF_VHOST_SHMID_VERSION, 0,
+			       vh->cfg.ver_table_size, false);
+	vh->table_mapped = false;
+	if (vh->cfg.serve_reset)
+		vh->cfg.serve_reset(vh->cfg.serve_ctx);
+	else if (vqf_backend_reset(vh->cfg.be))
 		vlog(vh, "backend session not reset: out of memory");
 	for (i = 0; i < vh->nq; i++) {
 		struct vhring *r = &vh->ring[i];
@@ -384,6 +425,43 @@ static void ring_add(struct vqf_vhost *vh, unsigned int i)
 	vlog(vh, "ring %u added", i);
 }
 
+/*
+ * At a start: whether the regions are served, and the version table put
+ * in place (without waiting for the ack: the front-end may be busy
+ * starting the device); dev_stop() takes it away again.
+ */
+static void shm_start(struct vqf_vhost *vh)
+{
+	bool asked = vh->protocol & (1ull << VQF_VHOST_PF_SHMEM);
+	bool ok = (vh->protocol & PF_SHMEM_ALL) == PF_SHMEM_ALL &&
+		  vqf_vshm_ready(&vh->shm);
+	int ret;
+
+	if (vh->cfg.dax_window)
+		vqf_fsdev_set_dax(vh->dev, ok);
+	if (!asked)
+		return;
+	if (!ok) {
+		STAT_INC(vh, shm_unserved);
+		vlog(vh, "SHMEM negotiated without %s: regions not served",
+		     vqf_vshm_ready(&vh->shm) ? "BACKEND_REQ, "
+		     "BACKEND_SEND_FD and REPLY_ACK" : "a back-end channel");
+		return;
+	}
+	STAT_INC(vh, shm_served);
+	if (!vh->cfg.ver_table_size || vh->table_mapped)
+		return;
+	ret = vqf_vshm_map(&vh->shm, VQF_VHOST_SHMID_VERSION,
+			   vh->cfg.ver_table_fd, 0, 0, vh->cfg.ver_table_size,
+			   false, false);
+	if (ret) {
+		vlog(vh, "version table not mapped: %s", strerror(-ret));
+		return;
+	}
+	vh->table_mapped = true;
+	STAT_INC(vh, table_maps);
+}
+
 static int dev_start(struct vqf_vhost *vh, const bool *want)
 {
 	u8 s = VQF_S_ACKNOWLEDGE | VQF_S_DRIVER;
@@ -391,6 +469,7 @@ static int dev_start(struct vqf_vhost *vh, const bool *want)
 	int ret;
 
 	vqf_fsdev_set_status(vh->dev, 0);
+	shm_start(vh);
 	vqf_fsdev_set_status(vh->dev, s);
 	ret = vqf_fsdev_set_features(vh->dev, vh->features &
 				     ~(1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
@@ -499,7 +578,19 @@ static int set_mem_table(struct vqf_vhost *vh, const struct vqf_vhost_mem *m,
 
 	if (ret)
 		return ret;
+	/* Our own ring reads (used_idx()) touch this memory too. */
+	if (vqf_memguard_install())
+		return -ENOTRECOVERABLE;
 	for (i = 0; i < m->nregions; i++) {
+		/*
+		 * The front-end keeps the fd and could shrink it under our
+		 * mapping later (SIGBUS): seal a memfd that takes seals.
+		 * One that does not (or a plain file) stays shrinkable; the
+		 * ring's SIGBUS recovery (vqf_memguard.h) covers it.
+		 */
+		if (vqf_memguard_seal(fds[i]))
+			vlog(vh, "  region %u: fd not sealed against shrinking",
+			     i);
 		nr[i].r = m->r[i];
 		nr[i].map_len = m->r[i].mmap_offset + m->r[i].size;
 		nr[i].map = mmap(NULL, nr[i].map_len, PROT_READ | PROT_WRITE,
@@ -631,13 +722,31 @@ static int handle(struct vqf_vhost *vh, const struct vqf_vhost_msg *m,
 		vh->features_set = true;
 		return 0;
 	case VQF_VHOST_GET_PROTOCOL_FEATURES:
-		reply->u64 = PF_OFFERED;
+		reply->u64 = vh->pf_offered;
 		*rsize = sizeof(u64);
 		return 0;
 	case VQF_VHOST_SET_PROTOCOL_FEATURES:
-		if (v & ~PF_OFFERED)
+		if (v & ~vh->pf_offered)
 			return -EINVAL;
 		vh->protocol = v;
+		return 0;
+	case VQF_VHOST_SET_BACKEND_REQ_FD:
+		if (!(vh->protocol & (1ull << VQF_VHOST_PF_BACKEND_REQ)))
+			return -ENOPROTOOPT;
+		ret = vqf_vshm_set_fd(&vh->shm, fds[0]);
+		fds[0] = -1;	/* consumed either way */
+		vh->table_mapped = false;
+		return ret;
+	case VQF_VHOST_GET_SHMEM_CONFIG:
+		if (!(vh->protocol & (1ull << VQF_VHOST_PF_SHMEM)))
+			return -ENOPROTOOPT;
+		reply->shmem.memory_sizes[VQF_VHOST_SHMID_CACHE] =
+			vh->cfg.dax_window;
+		reply->shmem.memory_sizes[VQF_VHOST_SHMID_VERSION] =
+			vh->cfg.ver_table_size;
+		reply->shmem.nregions = !!vh->cfg.dax_window +
+					!!vh->cfg.ver_table_size;
+		*rsize = sizeof(reply->shmem);
 		return 0;
 	case VQF_VHOST_GET_QUEUE_NUM:
 		reply->u64 = vh->nq;
@@ -871,6 +980,11 @@ static void reset_session(struct vqf_vhost *vh)
 	vh->features = 0;
 	vh->features_set = false;
 	vh->protocol = 0;
+	/* The window's unmappings went out in dev_stop(); then the channel
+	 * goes with the connection.
+	 */
+	vqf_vshm_close(&vh->shm);
+	vh->table_mapped = false;
 }
 
 int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
@@ -886,14 +1000,15 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 		int fd_err, err;
 
 		if (!more_pending(fd)) {
-			struct pollfd p[2] = {
+			struct pollfd p[3] = {
 				{ .fd = fd, .events = POLLIN },
 				{ .fd = stop_fd, .events = POLLIN },
+				{ .fd = vh->shm.broken_fd, .events = POLLIN },
 			};
 
 			/* Drained: what QEMU sent in one go is all here. */
 			update(vh);
-			if (poll(p, 2, -1) < 0) {
+			if (poll(p, 3, -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				ret = -errno;
@@ -901,6 +1016,17 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 			}
 			if (p[1].revents & POLLIN) {
 				ret = -EINTR;
+				break;
+			}
+			/* A front-end that does not serve its own channel is
+			 * a broken peer.
+			 */
+			if (p[2].revents & POLLIN) {
+				STAT_INC(vh, channel_breaks);
+				STAT_INC(vh, fatal);
+				vlog(vh, "connection ends: back-end channel "
+				     "broken");
+				ret = -EPIPE;
 				break;
 			}
 		}
@@ -949,6 +1075,40 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 
 /* ---- setup ------------------------------------------------------------- */
 
+/* The device's window ops: the caller's file lookups, our channel. */
+static int vh_file_fd(void *ctx, u64 nodeid, u64 fh)
+{
+	struct vqf_vhost *vh = ctx;
+
+	if (!vh->cfg.dax_ops || !vh->cfg.dax_ops->file_fd)
+		return -ENOSYS;
+	return vh->cfg.dax_ops->file_fd(vh->cfg.dax_ctx, nodeid, fh);
+}
+
+static int vh_node_fd(void *ctx, u64 nodeid, bool write)
+{
+	struct vqf_vhost *vh = ctx;
+
+	return vh->cfg.dax_ops->node_fd(vh->cfg.dax_ctx, nodeid, write);
+}
+
+static int vh_map(void *ctx, int fd, u64 foff, u64 moff, u64 len,
+		  bool writable)
+{
+	struct vqf_vhost *vh = ctx;
+
+	return vqf_vshm_map(&vh->shm, VQF_VHOST_SHMID_CACHE, fd, foff, moff,
+			    len, writable, true);
+}
+
+static int vh_unmap(void *ctx, u64 moff, u64 len, bool wait)
+{
+	struct vqf_vhost *vh = ctx;
+
+	return vqf_vshm_unmap(&vh->shm, VQF_VHOST_SHMID_CACHE, moff, len,
+			      wait);
+}
+
 int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 {
 	struct vqf_fsdev_cfg dc = { 0 };
@@ -956,12 +1116,19 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	unsigned int i;
 	int ret;
 
-	if (!cfg || !cfg->be || cfg->num_request_queues >
-	    VQF_VHOST_MAX_QUEUES - 1)
+	if (!cfg || (!cfg->be && !cfg->serve) || cfg->num_request_queues >
+	    VQF_VHOST_MAX_QUEUES - 1 ||
+	    (cfg->ver_table_size && cfg->ver_table_fd < 0))
 		return -EINVAL;
 	vh = calloc(1, sizeof(*vh));
 	if (!vh)
 		return -ENOMEM;
+	if (vqf_vshm_init(&vh->shm)) {
+		free(vh);
+		return -ENOMEM;
+	}
+	if (cfg->shmem_timeout_ms)
+		vh->shm.timeout_ms = cfg->shmem_timeout_ms;
 	vh->cfg = *cfg;
 	if (!vh->cfg.num_request_queues)
 		vh->cfg.num_request_queues = 1;
@@ -978,6 +1145,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 			while (i--)
 				close(vh->ring[i].call_fd);
 			pthread_mutex_destroy(&vh->slock);
+			vqf_vshm_fini(&vh->shm);
 			free(vh);
 			return -ENOMEM;
 		}
@@ -987,8 +1155,20 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	dc.queue_size_max = vh->cfg.queue_size_max;
 	dc.threads = vh->cfg.threads;
 	dc.be = vh->cfg.be;
+	dc.serve = vh->cfg.serve;
+	dc.serve_ctx = vh->cfg.serve_ctx;
 	dc.trace = dev_trace;
 	dc.trace_ctx = vh;
+	if (vh->cfg.dax_window) {
+		vh->dops.file_fd = vh_file_fd;
+		if (vh->cfg.dax_ops && vh->cfg.dax_ops->node_fd)
+			vh->dops.node_fd = vh_node_fd;
+		vh->dops.map = vh_map;
+		vh->dops.unmap = vh_unmap;
+		dc.dax_window = vh->cfg.dax_window;
+		dc.dax_ops = &vh->dops;
+		dc.dax_ctx = vh;
+	}
 	ret = vqf_fsdev_new(&dc, &vh->mem, &vh->dev);
 	if (ret) {
 		vh->dev = NULL;
@@ -996,6 +1176,9 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 		return ret;
 	}
 	vh->nq = 1 + vh->cfg.num_request_queues;
+	vh->pf_offered = PF_OFFERED;
+	if (vh->cfg.dax_window || vh->cfg.ver_table_size)
+		vh->pf_offered |= PF_SHMEM_ALL;
 	vh->offered = vqf_fsdev_features(vh->dev) |
 		      (1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
 	/* No notification queue: QEMU's vhost-user-fs never offers it. */
@@ -1017,6 +1200,7 @@ void vqf_vhost_free(struct vqf_vhost *vh)
 		if (vh->ring[i].call_fd >= 0)
 			close(vh->ring[i].call_fd);
 	pthread_mutex_destroy(&vh->slock);
+	vqf_vshm_fini(&vh->shm);
 	free(vh);
 }
 

@@ -9,6 +9,16 @@
  * served: GET/SET_FEATURES, GET/SET_PROTOCOL_FEATURES (offered: MQ,
  * REPLY_ACK), SET_OWNER, RESET_OWNER, GET_QUEUE_NUM, SET_MEM_TABLE,
  * SET_VRING_NUM/ADDR/BASE/KICK/CALL/ERR/ENABLE and GET_VRING_BASE.
+ * With a DAX window or a version table configured, also protocol
+ * features BACKEND_REQ, BACKEND_SEND_FD and SHMEM, SET_BACKEND_REQ_FD
+ * and GET_SHMEM_CONFIG (vqf_vhost_shmem.h): shmid 0 is the window,
+ * whose SETUPMAPPING/REMOVEMAPPING the device checks with lib's
+ * vqf_dax_dev and carries out as SHMEM_MAP/SHMEM_UNMAP of the host
+ * file; shmid 1 is the version table, mapped read-only while the device
+ * runs.  Both are served only while SHMEM, BACKEND_REQ,
+ * BACKEND_SEND_FD and REPLY_ACK are negotiated and the channel is there
+ * at the device's start; otherwise SETUPMAPPING is ENOSYS as without a
+ * window.  A device stop, DESTROY and a disconnect unmap the window.
  * Everything else is refused (-EOPNOTSUPP).
  *
  * Mapping onto the device: vqf_fsdev models a virtio-pci device that
@@ -46,6 +56,7 @@
 
 #include "vqf_backend.h"
 #include "vqf_fsdev.h"
+#include "vqf_vhost_shmem.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,7 +81,7 @@ enum vqf_vhost_request {
 	VQF_VHOST_SET_PROTOCOL_FEATURES	= 16,
 	VQF_VHOST_GET_QUEUE_NUM		= 17,
 	VQF_VHOST_SET_VRING_ENABLE	= 18,
-	VQF_VHOST_REQUEST_MAX		= 41,	/* names known up to here */
+	VQF_VHOST_REQUEST_MAX		= 45,	/* names known up to here */
 };
 
 #define VQF_VHOST_VERSION		0x1
@@ -89,6 +100,7 @@ enum vqf_vhost_request {
 #define VQF_VHOST_MAX_FDS	8	/* per message */
 #define VQF_VHOST_MAX_QUEUES	(1 + 64)	/* hiprio + request queues */
 #define VQF_VHOST_HDR_SIZE	12
+#define VQF_VHOST_OPCODES	64	/* FUSE opcodes counted one by one */
 
 struct vqf_vhost_hdr {
 	u32 request;
@@ -128,6 +140,7 @@ union vqf_vhost_payload {
 	struct vqf_vhost_state state;
 	struct vqf_vhost_addr addr;
 	struct vqf_vhost_mem mem;
+	struct vqf_vhost_shmem_config shmem;	/* a reply only */
 };
 
 #define VQF_VHOST_MAX_PAYLOAD	((u32)sizeof(union vqf_vhost_payload))
@@ -151,6 +164,8 @@ struct vqf_vhost_msg {
  *   -E2BIG       SET_MEM_TABLE with more than VQF_VHOST_MAX_REGIONS
  *   -ENODATA     SET_MEM_TABLE with no region
  *   -EBADF       descriptor count wrong for the request
+ * (SET_BACKEND_REQ_FD and GET_SHMEM_CONFIG pass it too: whether they
+ * were negotiated is state.)
  */
 int vqf_vhost_msg_check(const struct vqf_vhost_msg *m, unsigned int nfds);
 
@@ -163,8 +178,34 @@ struct vqf_vhost_cfg {
 	unsigned int num_request_queues;	/* 1..64 (0: 1) */
 	unsigned int queue_size_max;	/* 0: 1024 */
 	unsigned int threads;		/* vqf_fsdev_cfg.threads */
-	struct vqf_backend *be;		/* required */
+	struct vqf_backend *be;		/* required unless @serve */
 	FILE *log;			/* one line per message; NULL: quiet */
+	/*
+	 * vqf_fsdev_cfg.serve/serve_ctx (e.g. a vqf_hub port).  A device
+	 * stop then calls @serve_reset instead of vqf_backend_reset(@be):
+	 * it must make the next INIT be served (a fresh hub port).
+	 */
+	int (*serve)(void *ctx, void *req, size_t len,
+		     vqf_backend_reply_fn reply, void *rctx);
+	void *serve_ctx;
+	void (*serve_reset)(void *ctx);
+	/*
+	 * Shared memory region 0: a DAX window of this many bytes (a power
+	 * of two, at least a page; 0: none).  @dax_ops gives file_fd and
+	 * node_fd (vqf_fsdev_dax_ops; map/unmap are the back-end's own).
+	 */
+	u64 dax_window;
+	const struct vqf_fsdev_dax_ops *dax_ops;
+	void *dax_ctx;
+	/*
+	 * Shared memory region 1: the version table, @ver_table_size bytes
+	 * (0: none) of @ver_table_fd, a read-only descriptor the caller keeps
+	 * open while the back-end lives; it is what the front-end maps.
+	 */
+	int ver_table_fd;
+	u64 ver_table_size;
+	/* How long a mapping waits for its ack (0: 30 s; tests shorten it). */
+	unsigned int shmem_timeout_ms;
 };
 
 /* Counters.  Each refused message is in `refused` and in one cause. */
@@ -180,6 +221,10 @@ struct vqf_vhost_stats {
 	u64 no_regions;		/* -ENODATA */
 	u64 bad_fds;		/* -EBADF: fd count wrong for the request */
 	u64 too_many_fds;	/* -ETOOMANYREFS: more than 8 fds (dropped) */
+	u64 not_negotiated;	/* -ENOPROTOOPT: its protocol feature not
+				 * negotiated (or no region configured) */
+	u64 backend_fd_bad;	/* -ENOTSOCK: SET_BACKEND_REQ_FD not a
+				 * stream socket */
 	u64 bad_index;		/* -ERANGE: ring index past the queues */
 	u64 bad_value;		/* -EINVAL: features, size, enable, flags */
 	u64 bad_align;		/* -EDOM: ring address misaligned */
@@ -196,6 +241,16 @@ struct vqf_vhost_stats {
 	u64 start_failed;	/* a start or ring add the device refused */
 	u64 ring_adds;		/* rings added to the running device */
 	u64 requests[VQF_VHOST_MAX_QUEUES];	/* chains popped per ring */
+	/* chains popped by FUSE opcode (below VQF_VHOST_OPCODES; the rest,
+	 * and chains too short for a header, are not counted here)
+	 */
+	u64 by_opcode[VQF_VHOST_OPCODES];
+	u64 shm_served;		/* starts with the regions served */
+	u64 shm_unserved;	/* starts with SHMEM negotiated, but not
+				 * what serving needs (features, channel) */
+	u64 table_maps;		/* version table SHMEM_MAPs sent */
+	u64 channel_breaks;	/* connections ended by a broken channel */
+	struct vqf_vshm_stats shm;
 	struct vqf_fsdev_stats dev;
 };
 
@@ -203,7 +258,8 @@ struct vqf_vhost;
 
 /*
  * Creates the back-end and its device (reset).  Returns 0, -EINVAL (no
- * backend, bad queue count, what vqf_fsdev_new() refuses), -ENOMEM.
+ * backend or serve, bad queue count, a table size without a descriptor,
+ * what vqf_fsdev_new() refuses), -ENOMEM.
  */
 int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out);
 
@@ -214,7 +270,8 @@ void vqf_vhost_free(struct vqf_vhost *vh);
  * Serves the front-end on the connected stream socket @fd (not closed)
  * until it disconnects (returns 0), the stream cannot be followed
  * (-EPROTO: short read or oversized payload; the errno of a failed
- * recvmsg/sendmsg) or @stop_fd (-1: none) becomes readable (-EINTR).
+ * recvmsg/sendmsg), the back-end channel broke (-EPIPE) or @stop_fd
+ * (-1: none) becomes readable (-EINTR).
  * Afterwards the device is stopped, guest memory unmapped and every
  * descriptor received closed: the back-end can serve a new connection.
  */

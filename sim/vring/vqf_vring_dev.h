@@ -67,6 +67,9 @@ struct vqf_vring_dev_stats {
 	u64 err_indirect_unneg;	/* -EOPNOTSUPP */
 	u64 err_total_len;	/* -EFBIG */
 	u64 err_no_bufs;	/* -ENOBUFS */
+	u64 err_peer_fault;	/* -EHWPOISON: SIGBUS on guest memory (its
+				 * file shrunk under the mapping), any entry
+				 * point; the queue is broken */
 	/* push side, on its own cache line (pop and push may be in
 	 * different threads)
 	 */
@@ -112,7 +115,10 @@ void vqf_vring_dev_destroy(struct vqf_vring_dev *dev);
  * -ENODATA or -ENOBUFS if the chain was consumed but cannot be served
  * (c->head is valid: push it back, usually with length 0); another
  * negative errno from the device table in vqf_vring.h if the driver broke
- * the protocol (the queue is then broken); -EIO if it already was.
+ * the protocol (the queue is then broken); -EIO if it already was;
+ * -EHWPOISON if guest memory faulted (SIGBUS: its file was shrunk), which
+ * breaks the queue.  Every entry point here recovers from such a fault the
+ * same way (vqf_memguard.h).
  */
 int vqf_vring_dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c);
 

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "vqf_memguard.h"
 #include "vqf_vring_dev.h"
 #include "vring_hg.h"
 
@@ -92,6 +93,8 @@ int vqf_vring_dev_create(const struct vqf_vring_dev_cfg *cfg,
 	    !VQF_IS_ALIGNED((uintptr_t)used, 4))
 		return -EINVAL;
 
+	if (vqf_memguard_install())
+		return -ENOTRECOVERABLE;
 	dev = aligned_alloc(64, VQF_ALIGN(sizeof(*dev), 64));
 	if (!dev)
 		return -ENOMEM;
@@ -323,7 +326,7 @@ static int dev_indirect(struct vqf_vring_dev *dev, struct vqf_chain *c,
 	}
 }
 
-int vqf_vring_dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c)
+static int dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c)
 {
 	unsigned int i, count = 0;
 	u16 head;
@@ -393,7 +396,7 @@ int vqf_vring_dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c)
 	return 1;
 }
 
-int vqf_vring_dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
+static int dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
 {
 	struct vring_used_elem *e;
 
@@ -419,7 +422,7 @@ int vqf_vring_dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
 	return 0;
 }
 
-bool vqf_vring_dev_need_notify(struct vqf_vring_dev *dev)
+static bool dev_need_notify(struct vqf_vring_dev *dev)
 {
 	u16 old = dev->signalled_used, new = dev->used_idx;
 	bool valid = dev->signalled_valid, need;
@@ -451,7 +454,7 @@ bool vqf_vring_dev_need_notify(struct vqf_vring_dev *dev)
 	return need;
 }
 
-void vqf_vring_dev_disable_notify(struct vqf_vring_dev *dev)
+static void dev_disable_notify(struct vqf_vring_dev *dev)
 {
 	/* With EVENT_IDX the stale avail_event costs at most one kick. */
 	if (dev->event_idx || (dev->used_flags & VRING_USED_F_NO_NOTIFY))
@@ -460,7 +463,9 @@ void vqf_vring_dev_disable_notify(struct vqf_vring_dev *dev)
 	WRITE_ONCE(dev->used->flags, cpu_to_le16(dev->used_flags));
 }
 
-bool vqf_vring_dev_enable_notify(struct vqf_vring_dev *dev)
+static bool dev_avail_pending(const struct vqf_vring_dev *dev);
+
+static bool dev_enable_notify(struct vqf_vring_dev *dev)
 {
 	dev->stats->notify_enabled++;
 	if (dev->event_idx) {
@@ -474,12 +479,110 @@ bool vqf_vring_dev_enable_notify(struct vqf_vring_dev *dev)
 	 * read of avail_event/flags.  One of the two sides sees the other.
 	 */
 	smp_mb();
-	return !vqf_vring_dev_avail_pending(dev);
+	return !dev_avail_pending(dev);
+}
+
+static bool dev_avail_pending(const struct vqf_vring_dev *dev)
+{
+	return le16_to_cpu(READ_ONCE(dev->avail->idx)) != dev->last_avail;
+}
+
+/*
+ * The entry points below touch guest memory the front-end may truncate
+ * under us (vhost-user hands it over as file descriptors): each runs under
+ * a SIGBUS recovery point, and a fault there breaks the queue with its own
+ * errno and counter instead of killing the process.
+ */
+static int dev_peer_fault(struct vqf_vring_dev *dev)
+{
+	dev->stats->err_peer_fault++;
+	WRITE_ONCE(dev->broken, true);
+	return -EHWPOISON;
+}
+
+int vqf_vring_dev_pop(struct vqf_vring_dev *dev, struct vqf_chain *c)
+{
+	struct vqf_memguard g;
+	int r;
+
+	if (sigsetjmp(g.env, 0))
+		return dev_peer_fault(dev);
+	vqf_memguard_enter(&g);
+	r = dev_pop(dev, c);
+	vqf_memguard_leave(&g);
+	return r;
+}
+
+int vqf_vring_dev_push(struct vqf_vring_dev *dev, u16 head, u32 len)
+{
+	struct vqf_memguard g;
+	int r;
+
+	if (sigsetjmp(g.env, 0))
+		return dev_peer_fault(dev);
+	vqf_memguard_enter(&g);
+	r = dev_push(dev, head, len);
+	vqf_memguard_leave(&g);
+	return r;
+}
+
+bool vqf_vring_dev_need_notify(struct vqf_vring_dev *dev)
+{
+	struct vqf_memguard g;
+	bool r;
+
+	if (sigsetjmp(g.env, 0)) {
+		dev_peer_fault(dev);
+		return true;	/* the driver learns of the broken queue */
+	}
+	vqf_memguard_enter(&g);
+	r = dev_need_notify(dev);
+	vqf_memguard_leave(&g);
+	return r;
+}
+
+void vqf_vring_dev_disable_notify(struct vqf_vring_dev *dev)
+{
+	struct vqf_memguard g;
+
+	if (sigsetjmp(g.env, 0)) {
+		dev_peer_fault(dev);
+		return;
+	}
+	vqf_memguard_enter(&g);
+	dev_disable_notify(dev);
+	vqf_memguard_leave(&g);
+}
+
+bool vqf_vring_dev_enable_notify(struct vqf_vring_dev *dev)
+{
+	struct vqf_memguard g;
+	bool r;
+
+	if (sigsetjmp(g.env, 0)) {
+		dev_peer_fault(dev);
+		return true;	/* nothing more to pop: pop says -EIO */
+	}
+	vqf_memguard_enter(&g);
+	r = dev_enable_notify(dev);
+	vqf_memguard_leave(&g);
+	return r;
 }
 
 bool vqf_vring_dev_avail_pending(const struct vqf_vring_dev *dev)
 {
-	return le16_to_cpu(READ_ONCE(dev->avail->idx)) != dev->last_avail;
+	struct vqf_memguard g;
+	bool r;
+
+	/* Pending: the caller pops next and gets the broken queue's -EIO. */
+	if (sigsetjmp(g.env, 0)) {
+		dev_peer_fault((struct vqf_vring_dev *)dev);
+		return true;
+	}
+	vqf_memguard_enter(&g);
+	r = dev_avail_pending(dev);
+	vqf_memguard_leave(&g);
+	return r;
 }
 
 bool vqf_vring_dev_is_broken(const struct vqf_vring_dev *dev)

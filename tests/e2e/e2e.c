@@ -315,6 +315,8 @@ static void raw_init(struct vqf_gdrv_call *cl, uint32_t opcode,
 {
 	memset(cl, 0, sizeof(*cl));
 	vqf_req_init(&cl->req, opcode, nodeid, 0);
+	/* Raw entry requests ask for no entryver: their replies are fixed. */
+	cl->req.out_argvar = false;
 	cl->req.in_h.uid = getuid();
 	cl->req.in_h.gid = getgid();
 	cl->req.in_h.pid = getpid();

@@ -241,6 +241,61 @@ static void test_map_rw(void **state)
 	dax_free(x);
 }
 
+/*
+ * Linux's in-tree virtiofs names no handle (fh ~0, fs/fuse/dax.c): the
+ * device opens the inode's file itself, read-write only for a writable
+ * mapping.  Directories and forged or stale nodeids are refused.
+ */
+static void test_fh_none(void **state)
+{
+	struct dax *x = dax_new(VQF_SIM_FS_VQFUSE, WINDOW);
+	struct fuse_entry_out ent;
+	struct vqf_fsdev_stats st;
+	u8 *host;
+	size_t hl;
+
+	(void)state;
+	assert_non_null(x);
+	assert_int_equal(setup(x, ~0ULL, 0, 2 * pg, 0, false), 0);
+	assert_prot(x, 0, 2 * pg, "r--s");
+	assert_maps(x, 0, 0, 2 * pg);
+	assert_int_equal(setup(x, ~0ULL, 2 * pg, 2 * pg, 4 * pg, true), 0);
+	assert_prot(x, 4 * pg, 2 * pg, "rw-s");
+	memset(x->base + 4 * pg + 7, 0x5a, 50);
+	memset(x->want + 2 * pg + 7, 0x5a, 50);
+	assert_int_equal(msync(x->base + 4 * pg, 2 * pg, MS_SYNC), 0);
+	host = e2e_host_read(e2e_host(x->e, "f"), &hl);
+	assert_non_null(host);
+	assert_memory_equal(host, x->want, FILE_BYTES);
+	free(host);
+	/* The upgrade of a handle-less read-only span. */
+	assert_int_equal(setup(x, ~0ULL, 0, 2 * pg, 0, true), 0);
+	assert_prot(x, 0, 2 * pg, "rw-s");
+	/* Not a regular file: the root; a forged and a stale nodeid. */
+	{
+		struct fuse_setupmapping_in in;
+
+		vqf_dax_fill_setupmapping(&in, ~0ULL, 0, pg, 8 * pg, false);
+		assert_int_equal(setup_in(x, FUSE_ROOT_ID, &in), -ENODEV);
+		assert_int_equal(raw_mkdir(x->e, FUSE_ROOT_ID, "d", 0755,
+					   &ent), 0);
+		assert_int_equal(setup_in(x, ent.nodeid, &in), -ENODEV);
+		assert_int_equal(setup_in(x, x->nodeid + (1ULL << 40), &in),
+				 -ESTALE);
+		assert_int_equal(setup_in(x, 0x7fffffffULL, &in), -EBADF);
+	}
+	/* A real but wrong handle is still the handle's business. */
+	assert_int_equal(setup(x, x->fh_ro + 12345, 0, pg, 8 * pg, false),
+			 -EBADF);
+	assert_prot(x, 8 * pg, pg, "---p");
+	st = dstats(x);
+	assert_int_equal(st.dax_setups, 3);
+	assert_int_equal(st.dax_by_nodeid, 3);
+	assert_int_equal(st.dax_bad_fh, 5);
+	assert_int_equal(st.dax_refused + st.dax_mmap_errors, 0);
+	dax_free(x);
+}
+
 /* Two mappings that every refused request must leave alone. */
 static void two_maps(struct dax *x)
 {
@@ -474,6 +529,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_rw),
+		cmocka_unit_test(test_fh_none),
 		cmocka_unit_test(test_setup_refused),
 		cmocka_unit_test(test_remove_refused),
 		cmocka_unit_test(test_reset),

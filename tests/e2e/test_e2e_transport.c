@@ -27,6 +27,11 @@
 #include "vqf_forget.h"
 
 #define WAIT_S	30	/* longest bounded wait for completions */
+/*
+ * "Did not hang" bounds on one call: far beyond what load or valgrind can
+ * cost, so only a real hang fails (10 s once was an assertion on speed).
+ */
+#define HANG_S	(e2e_slow() ? 300 : 60)
 
 static unsigned int scale(unsigned int n)
 {
@@ -87,11 +92,14 @@ static void group_init(struct group *g, unsigned int n)
 	g->left = n;
 }
 
+/* Only after done_machine(): the last done() may still be inside its
+ * unlock when the waiter wakes, and only joining the interrupt threads
+ * orders glibc's last writes to the mutex before the destroy for helgrind
+ * (taking the lock once more orders them for the CPU, not for helgrind,
+ * which places the release before those writes).
+ */
 static void group_destroy(struct group *g)
 {
-	/* The last done() may still be unlocking: wait until it has. */
-	pthread_mutex_lock(&g->lock);
-	pthread_mutex_unlock(&g->lock);
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 }
@@ -252,10 +260,10 @@ static void test_queue_full(void **state)
 		      (unsigned long long)s.drv.submitted,
 		      (unsigned long long)s.drv.pending_queued,
 		      (unsigned long long)s.drv.pending_max);
-	group_destroy(&grp);
 	free(calls);
 	free(w);
 	done_machine(e);
+	group_destroy(&grp);
 }
 
 /* ---- forgets ------------------------------------------------------------- */
@@ -568,8 +576,8 @@ static void test_interrupt_blocked(void **state)
 	assert_int_equal(s1.drv.submitted, s1.drv.completed);
 	assert_int_equal(s1.drv.bad_replies, 0);
 	assert_int_equal(vqf_gdrv_inflight(e->g), 0);
-	group_destroy(&grp);
 	done_machine(e);
+	group_destroy(&grp);
 }
 
 /* INTERRUPTs racing ordinary requests: each still completes once. */
@@ -618,9 +626,9 @@ static void test_interrupt_storm(void **state)
 		      "the driver, %llu dropped as stale by the backend\n",
 		      sent, late, (unsigned long long)
 		      (s1.be.interrupt_stale - s0.be.interrupt_stale));
-	group_destroy(&grp);
 	free(calls);
 	done_machine(e);
+	group_destroy(&grp);
 }
 
 /* ---- many queues, many workers, many threads ----------------------------- */
@@ -860,7 +868,7 @@ static void test_shutdown_inflight(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	vqf_gdrv_shutdown(e->g);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	assert_true(t1.tv_sec - t0.tv_sec < HANG_S);
 	assert_true(group_wait(&grp, 0, WAIT_S));
 	stop = true;
 	for (i = 0; i < nthr; i++)
@@ -905,11 +913,11 @@ static void test_shutdown_inflight(void **state)
 		      (unsigned long long)s.drv.submitted,
 		      (unsigned long long)s.drv.completed,
 		      (unsigned long long)s.drv.failed);
-	group_destroy(&grp);
 	free(calls);
 	if (eio) {
 		assert_true(s.dev.dev.reject[VQF_DEV_R_NO_INIT] > 0);
 		done_machine(e);
+		group_destroy(&grp);
 		print_message("BUG (sim/device + sim/guest/gdrv.c shutdown): "
 			      "%u call(s) racing vqf_gdrv_shutdown() got -EIO: "
 			      "after DESTROY the device's parser is back to "
@@ -919,6 +927,7 @@ static void test_shutdown_inflight(void **state)
 		return;
 	}
 	done_machine(e);
+	group_destroy(&grp);
 }
 
 /*
@@ -1036,9 +1045,9 @@ static void test_shutdown_blocked(void **state)
 	assert_int_equal(s.drv.destroy_skipped, 0);
 	assert_int_equal(vqf_gdrv_inflight(e->g), 0);
 	close(hfd);
-	group_destroy(&grp);
 	free(calls);
 	done_machine(e);
+	group_destroy(&grp);
 	print_message("shutdown with %u SETLKW blocked in the server: "
 		      "%.2f s, interrupted after the grace period\n", nlk,
 		      took);
@@ -1070,7 +1079,7 @@ static void test_inline_lock_wait_bounded(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(vqf_gcli_lock(e->c, fd, F_SETLKW, &fl), -EDEADLK);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	assert_true(t1.tv_sec - t0.tv_sec < HANG_S);
 	assert_int_equal(e2e_stats(e).pt.lock_waits_bounded, 1);
 	/* Free, it is granted at once. */
 	close(hfd);

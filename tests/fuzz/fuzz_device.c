@@ -1050,6 +1050,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vqf_pt_config pc = {
 		.timeout = 0,
 		.io = VQF_PT_IO_PREAD,	/* no per-thread rings outliving us */
+		.nodev = true,		/* no random device nodes as root */
 	};
 	struct vqf_fsdev_cfg dc = {
 		.tag = TAG,

@@ -7,9 +7,14 @@
  *   u8  ctl      bits 0-3: descriptors to attach (0..12, at most 64 per
  *                input); bits 4-5: their kind (0: the 64 KiB memfd that
  *                plays guest RAM, 1: an eventfd, 2: an empty memfd,
- *                3: a pipe); bit 6: raw flags follow; else bit 7 picks
+ *                3: a pipe - for SET_BACKEND_REQ_FD the back-end channel
+ *                instead, a socket the harness serves, at most 4 per
+ *                input); bit 6: raw flags follow; else bit 7 picks
  *                VERSION | NEED_REPLY over plain VERSION
- *   u8  request  0xff: a sync point instead (below), nothing else read
+ *   u8  request  0xff: a sync point instead (below), nothing else read;
+ *                0xfe: the front-end shrinks the RAM memfd to 0 bytes
+ *                under the back-end's mapping (SIGBUS on its next access;
+ *                the next input starts with it at 64 KiB again)
  *   u16 size     payload bytes on the wire (the header says this too),
  *                at most 600 and what is left of the input
  *  [u32 flags]
@@ -22,6 +27,12 @@
  * the device up on the memfd (rings wherever its addresses say), the same
  * way for the same input.  At the end the write side is shut; the stop at
  * EOF tears the device down again.
+ *
+ * The back-end has a 1 MiB DAX window and a 4 KiB version table, so it
+ * offers SHMEM.  The harness answers every SHMEM_MAP/UNMAP on a channel
+ * as a front-end would: every third with a non-zero status, every
+ * seventh with a reply out of protocol (the back-end must then end the
+ * connection), closing the descriptors that came along.
  *
  * Invariants: serve returns 0 or a negative errno; every refusal is in
  * `refused` and in exactly one cause; nothing received stays open (the
@@ -45,9 +56,84 @@
 
 #define RAM	65536
 #define MAXFD	64
+#define MAXCH	4
+#define TABLE	4096
 
 static struct vqf_vhost *vh;
 static int ram_fd = -1;
+static int table_fd = -1;
+static struct vqf_pt *pt;
+
+/* A back-end channel the harness serves. */
+struct chan {
+	int fd;
+	pthread_t thr;
+};
+
+static void *chan_main(void *arg)
+{
+	struct chan *c = arg;
+	unsigned int n = 0;
+
+	for (;;) {
+		union {
+			char b[CMSG_SPACE(8 * sizeof(int))];
+			struct cmsghdr a;
+		} cb;
+		struct vqf_vhost_hdr h;
+		struct iovec iov = { &h, sizeof(h) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cb.b,
+				     .msg_controllen = sizeof(cb.b) };
+		struct cmsghdr *cm;
+		u8 pl[64], rep[VQF_VHOST_HDR_SIZE + 8];
+		u64 status;
+		ssize_t r = recvmsg(c->fd, &mh, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+
+		if (r <= 0)
+			break;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			size_t i;
+
+			for (i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+				       sizeof(fd));
+				close(fd);
+			}
+		}
+		FZ_CHECK(r == sizeof(h) && h.size == sizeof(struct
+							   vqf_vhost_mmap));
+		FZ_CHECK(recv(c->fd, pl, h.size, MSG_WAITALL) == h.size);
+		n++;
+		status = n % 3 == 2;
+		h.flags = VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY;
+		h.size = n % 7 == 6 ? 4 : 8;
+		memcpy(rep, &h, VQF_VHOST_HDR_SIZE);
+		memcpy(rep + VQF_VHOST_HDR_SIZE, &status, 8);
+		if (send(c->fd, rep, sizeof(rep), MSG_NOSIGNAL) < 0)
+			break;
+	}
+	close(c->fd);
+	return NULL;
+}
+
+static int t_file_fd(void *ctx, u64 nodeid, u64 fh)
+{
+	return vqf_pt_file_fd(ctx, nodeid, fh);
+}
+
+static int t_node_fd(void *ctx, u64 nodeid, bool write)
+{
+	return vqf_pt_node_fd(ctx, nodeid, write);
+}
+
+static const struct vqf_fsdev_dax_ops dax_ops = {
+	.file_fd = t_file_fd,
+	.node_fd = t_node_fd,
+};
 
 struct srv {
 	int fd, ret;
@@ -152,11 +238,12 @@ static void rm_dir(void)
 static void setup(void)
 {
 	struct vqf_vhost_cfg vc = { 0 };
-	struct vqf_pt_config pc = { 0 };
+	struct vqf_pt_config pc = { .nodev = true };	/* as fuzz_device */
 	const struct fuse_lowlevel_ops *ops;
 	struct vqf_backend *be;
-	struct vqf_pt *pt;
+	char path[64];
 	size_t osz;
+	int rw;
 
 	FZ_CHECK(mkdtemp(dir));
 	atexit(rm_dir);
@@ -170,6 +257,17 @@ static void setup(void)
 	vc.num_request_queues = 2;
 	vc.threads = 1;
 	vc.be = be;
+	vc.dax_window = 1u << 20;
+	vc.dax_ops = &dax_ops;
+	vc.dax_ctx = pt;
+	rw = memfd_create("vqf-fuzz-table", MFD_CLOEXEC);
+	FZ_CHECK(rw >= 0 && !ftruncate(rw, TABLE));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rw);
+	table_fd = open(path, O_RDONLY | O_CLOEXEC);
+	FZ_CHECK(table_fd >= 0);
+	close(rw);
+	vc.ver_table_fd = table_fd;
+	vc.ver_table_size = TABLE;
 	FZ_CHECK(!vqf_vhost_new(&vc, &vh));
 	ram_fd = memfd_create("vqf-fuzz-ram", MFD_CLOEXEC);
 	FZ_CHECK(ram_fd >= 0 && !ftruncate(ram_fd, RAM));
@@ -194,6 +292,24 @@ static int make_fd(unsigned int kind)
 	}
 }
 
+static struct chan chans[MAXCH];
+static unsigned int nchans;
+
+/* The channel for SET_BACKEND_REQ_FD: one end served by a thread. */
+static int make_chan(void)
+{
+	int p[2];
+
+	if (nchans == MAXCH ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+		return make_fd(1);
+	chans[nchans].fd = p[0];
+	FZ_CHECK(!pthread_create(&chans[nchans].thr, NULL, chan_main,
+				 &chans[nchans]));
+	nchans++;
+	return p[1];
+}
+
 static void send_rec(int s, u32 req, u32 flags, const u8 *pl, u32 size,
 		     unsigned int nfds, unsigned int kind)
 {
@@ -212,7 +328,8 @@ static void send_rec(int s, u32 req, u32 flags, const u8 *pl, u32 size,
 	memcpy(buf + VQF_VHOST_HDR_SIZE, pl, size);
 	memset(&cb, 0, sizeof(cb));
 	for (i = 0; i < nfds; i++) {
-		fds[n] = make_fd(kind);
+		fds[n] = kind == 3 && req == VQF_VHOST_SET_BACKEND_REQ_FD ?
+			 make_chan() : make_fd(kind);
 		if (fds[n] >= 0)
 			n++;
 	}
@@ -247,6 +364,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!vh)
 		setup();
 	before = count_fds();
+	FZ_CHECK(!ftruncate(ram_fd, RAM));
 	fz_init(&f, data, size);
 	FZ_CHECK(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	srv.fd = sv[1];
@@ -259,6 +377,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (req == 0xff) {
 			sync_point(sv[0], &srv);
+			continue;
+		}
+		if (req == 0xfe) {
+			FZ_CHECK(!ftruncate(ram_fd, 0));
 			continue;
 		}
 		len = fz_u16(&f);
@@ -292,21 +414,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_CHECK(srv.ret <= 0);
 	close(sv[0]);
 	close(sv[1]);
+	/* The back-end closed its ends: each channel thread sees EOF. */
+	while (nchans)
+		pthread_join(chans[--nchans].thr, NULL);
 
 	vqf_vhost_get_stats(vh, &s);
 	if (getenv("VQF_FUZZ_VERBOSE"))
 		fprintf(stderr, "serve %d: %llu msgs, %llu refused, %llu starts, "
-			"%llu ring adds, %llu fatal\n", srv.ret,
+			"%llu ring adds, %llu fatal, %llu shm acks, %llu shm "
+			"breaks\n", srv.ret,
 			(unsigned long long)s.msgs,
 			(unsigned long long)s.refused,
 			(unsigned long long)s.starts,
 			(unsigned long long)s.ring_adds,
-			(unsigned long long)s.fatal);
+			(unsigned long long)s.fatal,
+			(unsigned long long)(s.shm.maps + s.shm.unmaps +
+					     s.shm.map_refused +
+					     s.shm.unmap_refused),
+			(unsigned long long)s.shm.breaks);
 	causes = s.bad_header + s.unsupported + s.bad_size +
 		 s.too_many_regions + s.no_regions + s.bad_fds +
 		 s.too_many_fds + s.bad_index + s.bad_value + s.bad_align +
 		 s.region_wrap + s.region_overlap + s.region_file +
-		 s.region_fd + s.mmap_failed + s.ring_fault;
+		 s.region_fd + s.mmap_failed + s.ring_fault +
+		 s.not_negotiated + s.backend_fd_bad;
 	FZ_CHECK(causes == s.refused);
 	FZ_CHECK(count_fds() == before);
 	return 0;

@@ -460,8 +460,12 @@ static void vh_state(struct out *o, unsigned int req, u32 idx, u32 num)
 	vh_rec(o, 0x80, req, st, 8);
 }
 
-/* What QEMU 7.2 sends for vhost-user-fs-pci with 2 request queues. */
-static void vh_handshake(struct out *o, unsigned int nrings)
+/*
+ * What QEMU 7.2 sends for vhost-user-fs-pci with 2 request queues, with
+ * protocol features @pf; with BACKEND_REQ the channel and, with SHMEM,
+ * GET_SHMEM_CONFIG follow them (as the patched QEMU sends them).
+ */
+static void vh_handshake_pf(struct out *o, unsigned int nrings, u64 pf)
 {
 	const u64 ua = 0x7f0000000000ULL;
 	u64 mem[5] = { 1, 0, 65536, ua, 0 };
@@ -470,7 +474,11 @@ static void vh_handshake(struct out *o, unsigned int nrings)
 	mem[0] = 1;	/* nregions 1, padding 0 */
 	vh_rec(o, 0, 1, NULL, 0);			/* GET_FEATURES */
 	vh_rec(o, 0, 15, NULL, 0);			/* GET_PROTOCOL_F. */
-	vh_u64(o, 0, 16, 9);				/* MQ | REPLY_ACK */
+	vh_u64(o, 0, 16, pf);				/* MQ | REPLY_ACK */
+	if (pf & (1ULL << 5))
+		vh_rec(o, 0xb1, 21, NULL, 0);		/* the channel */
+	if (pf & (1ULL << 20))
+		vh_rec(o, 0, 44, NULL, 0);		/* GET_SHMEM_CONFIG */
 	vh_rec(o, 0, 17, NULL, 0);			/* GET_QUEUE_NUM */
 	vh_rec(o, 0x80, 3, NULL, 0);			/* SET_OWNER */
 	vh_u64(o, 0x80, 2, (1ULL << 32) | (1ULL << 29) | (1ULL << 30));
@@ -489,6 +497,11 @@ static void vh_handshake(struct out *o, unsigned int nrings)
 		vh_state(o, 18, i, 1);			/* ENABLE */
 	put8(o, 0);
 	put8(o, 0xff);					/* sync: start */
+}
+
+static void vh_handshake(struct out *o, unsigned int nrings)
+{
+	vh_handshake_pf(o, nrings, 9);
 }
 
 static void gen_vhost(void)
@@ -516,6 +529,20 @@ static void gen_vhost(void)
 	vh_rec(&o, 0xb1, 5, mem, 8 + 32);		/* pipe */
 	vh_rec(&o, 0x80, 99, NULL, 0);			/* unknown */
 	put8(&o, 0x40); put8(&o, 1); put16(&o, 0); put32(&o, 2);
+	emit(T, &o);
+
+	/* SHMEM: the channel, the config, a start (the table's map), a
+	 * stop; then the refusals of the two messages.
+	 */
+	vh_handshake_pf(&o, 3, 9 | (1ULL << 5) | (1ULL << 10) | (1ULL << 20));
+	for (i = 0; i < 3; i++)
+		vh_state(&o, 11, i, 0);
+	vh_rec(&o, 0x91, 21, NULL, 0);			/* an eventfd */
+	vh_rec(&o, 0x80, 21, NULL, 0);			/* no fd */
+	vh_u64(&o, 0x80, 44, 0);			/* a payload */
+	vh_u64(&o, 0, 16, 9);
+	vh_rec(&o, 0x80, 44, NULL, 0);			/* not negotiated */
+	vh_rec(&o, 0xb1, 21, NULL, 0);
 	emit(T, &o);
 }
 

@@ -37,7 +37,7 @@ esac
 
 mkdir -p "$B"
 if ! CC=${VQF_FUZZ_CC:-clang} cmake -S "$root" -B "$B" -DVQFUSE_FUZZ=ON \
-	-DVQFUSE_SANITIZE=OFF -DVQFUSE_KERNEL=OFF \
+	-DVQFUSE_SANITIZE=OFF -DVQFUSE_KERNEL=OFF -DVQFUSE_WERROR=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$B/fuzz-configure.log" 2>&1; then
 	cat "$B/fuzz-configure.log" >&2
 	echo "run-all: configure failed" >&2

@@ -10,16 +10,39 @@
  *   vqf-bench writer FILE MARK S   write FILE until an error or S seconds;
  *                                  create MARK after the first MiB.  Exit 3
  *                                  on an I/O error, 0 if none came
+ *   vqf-bench psync FILE seq|rand S  drop caches, 4 KiB pread()s of FILE
+ *                                  (in order, wrapping; or at random 4 KiB
+ *                                  offsets) for S seconds, print MB/s
+ *   vqf-bench rewrite FILE SEED1 SEED2  check all of FILE against pattern
+ *                                  SEED1, rewrite it in place with SEED2
+ *                                  (first half pwrite, second half stores
+ *                                  through a MAP_SHARED mapping), check it
+ *                                  again after dropping caches
+ *   vqf-bench checkfile FILE SEED MIB  (host) FILE is MIB MiB of SEED
+ *   vqf-bench psyncop FILE MODE OPS  4 KiB pread/pwrite of the existing FILE
+ *                                  (made by mkfile): MODE seqread, randread,
+ *                                  seqwrite or randwrite; OPS operations
+ *                                  (sequential ones wrap at EOF), caches
+ *                                  dropped first; reads spot-checked.
+ *                                  One "BENCH psyncop" line with MB/s
+ *   vqf-bench mmapread FILE OPS    4 KiB memcpy()s out of a MAP_SHARED
+ *                                  mapping of FILE, in order, wrapping,
+ *                                  spot-checked as psyncop's reads; every
+ *                                  page touched once first (untimed), so
+ *                                  the figure is the copy without faults
+ *                                  or syscalls.  "BENCH psyncop mmapread"
  *
  * Static, so the same binary runs in the guest and on the host.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +198,111 @@ static int seqread(const char *path)
 	return 0;
 }
 
+static void drop_caches(void);
+
+/*
+ * fio's psync engine at bs=4k, iodepth 1: one syscall per 4 KiB.  Writes
+ * put the pattern into the first 64 bytes of each block (what reads
+ * spot-check), so reads after writes still hold.
+ */
+static int psync_ops(const char *path, const char *mode, long ops)
+{
+	bool rnd = mode[0] == 'r', wr = !strcmp(mode + 3 + rnd, "write");
+	uint64_t s = 0x9E3779B97F4A7C15ull, nblk, blk, off;
+	static char buf[4096];
+	struct stat st;
+	double t0;
+	long i;
+	int fd;
+
+	if (strcmp(mode + 3 + rnd, "read") && !wr)
+		return die("mode", mode);
+	drop_caches();
+	fd = open(path, wr ? O_RDWR : O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", path);
+	nblk = st.st_size / sizeof(buf);
+	if (!nblk)
+		return die("empty", path);
+	t0 = now();
+	for (i = 0; i < ops; i++) {
+		if (rnd) {
+			s ^= s >> 12;
+			s ^= s << 25;
+			s ^= s >> 27;
+			blk = (s * 0x2545F4914F6CDD1Dull >> 16) % nblk;
+		} else {
+			blk = i % nblk;
+		}
+		off = blk * sizeof(buf);
+		if (wr) {
+			vqf_pat_fill(SEQ_SEED, off, buf, 64);
+			if (pwrite(fd, buf, sizeof(buf), off) != sizeof(buf))
+				return die("pwrite", path);
+			continue;
+		}
+		if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
+			return die("pread", path);
+		if (vqf_pat_check(SEQ_SEED, off, buf, 64) != 64) {
+			fprintf(stderr, "vqf-bench: %s: wrong data at %llu\n",
+				path, (unsigned long long)off);
+			return 1;
+		}
+	}
+	t0 = now() - t0;
+	close(fd);
+	printf("BENCH psyncop %s ops=%ld sec=%.3f mb_s=%.1f\n", mode, ops, t0,
+	       ops * 4096.0 / t0 / 1e6);
+	return 0;
+}
+
+/*
+ * On a DAX file this reads the window's memory itself: the bound that a
+ * 4 KiB DAX read() (a syscall, iomap, then the kernel's copy out of the
+ * same memory) approaches.
+ */
+static int mmap_read(const char *path, long ops)
+{
+	static char buf[4096];
+	volatile const char *touch;
+	uint64_t nblk, off;
+	struct stat st;
+	const char *map;
+	double t0;
+	long i;
+	int fd;
+
+	drop_caches();
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", path);
+	nblk = st.st_size / sizeof(buf);
+	if (!nblk)
+		return die("empty", path);
+	map = mmap(NULL, nblk * sizeof(buf), PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return die("mmap", path);
+	touch = map;
+	for (off = 0; off < nblk * sizeof(buf); off += sizeof(buf))
+		(void)touch[off];
+	t0 = now();
+	for (i = 0; i < ops; i++) {
+		off = (i % nblk) * sizeof(buf);
+		memcpy(buf, map + off, sizeof(buf));
+		if (vqf_pat_check(SEQ_SEED, off, buf, 64) != 64) {
+			fprintf(stderr, "vqf-bench: %s: wrong data at %llu\n",
+				path, (unsigned long long)off);
+			return 1;
+		}
+	}
+	t0 = now() - t0;
+	munmap((void *)map, nblk * sizeof(buf));
+	close(fd);
+	printf("BENCH psyncop mmapread ops=%ld sec=%.3f mb_s=%.1f\n", ops, t0,
+	       ops * 4096.0 / t0 / 1e6);
+	return 0;
+}
+
 static int mkfile(const char *path, long mib)
 {
 	static char buf[1 << 20];
@@ -229,6 +357,160 @@ static int writer(const char *path, const char *mark, double limit)
 	return 0;
 }
 
+static void drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	sync();
+	if (write(fd, "3", 1) != 1)
+		perror("drop_caches");
+	close(fd);
+}
+
+/*
+ * The RFC's psync rows: one thread, 4 KiB pread()s.  Bounded by time, not
+ * work, so that the slow rows (a FUSE_READ per block) and the fast ones
+ * (DAX loads) run equally long; the file is larger than the guest's page
+ * cache can keep, so a cached row cannot hide the transport either.
+ */
+static int psync(const char *path, const char *how, double limit)
+{
+	static char buf[4096];
+	int rnd = !strcmp(how, "rand");
+	uint64_t x = 0x9E3779B97F4A7C15ull, blocks, b = 0;
+	long long ops = 0;
+	struct stat st;
+	double t0;
+	int fd;
+
+	drop_caches();
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", path);
+	blocks = (uint64_t)st.st_size / sizeof(buf);
+	if (!blocks)
+		return die("empty", path);
+	t0 = now();
+	do {
+		int i;
+
+		for (i = 0; i < 64; i++, ops++) {
+			if (rnd) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				b = x % blocks;
+			} else if (++b == blocks) {
+				b = 0;
+			}
+			if (pread(fd, buf, sizeof(buf), b * sizeof(buf)) !=
+			    sizeof(buf))
+				return die("pread", path);
+			if (vqf_pat_check(SEQ_SEED, b * sizeof(buf), buf, 16) !=
+			    16) {
+				fprintf(stderr, "vqf-bench: %s: wrong data at "
+					"block %llu\n", path,
+					(unsigned long long)b);
+				return 1;
+			}
+		}
+	} while (now() - t0 < limit);
+	t0 = now() - t0;
+	close(fd);
+	printf("BENCH psync-%s ops=%lld sec=%.3f mb_s=%.1f\n", how, ops, t0,
+	       ops * (double)sizeof(buf) / t0 / 1e6);
+	return 0;
+}
+
+static int check_all(int fd, const char *path, uint32_t seed, off_t size)
+{
+	static char buf[1 << 20];
+	off_t off;
+
+	for (off = 0; off < size; off += sizeof(buf)) {
+		size_t want = size - off < (off_t)sizeof(buf) ?
+			      (size_t)(size - off) : sizeof(buf);
+		ssize_t n = pread(fd, buf, want, off);
+		size_t bad;
+
+		if (n != (ssize_t)want)
+			return die("read", path);
+		bad = vqf_pat_check(seed, off, buf, want);
+		if (bad != want) {
+			fprintf(stderr, "vqf-bench: %s: byte %lld is not "
+				"pattern %u\n", path, (long long)(off + bad),
+				seed);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every byte of a file through the DAX window, read and written, in place
+ * (no extending write, which virtiofs sends as FUSE_WRITE): with a window
+ * smaller than the file, ranges are reclaimed and mapped again throughout.
+ */
+static int rewrite(const char *path, uint32_t seed1, uint32_t seed2)
+{
+	static char buf[4096];
+	struct stat st;
+	off_t off, half;
+	char *map;
+	int fd;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", path);
+	if (check_all(fd, path, seed1, st.st_size))
+		return 1;
+	half = st.st_size / 2 & ~(off_t)(sizeof(buf) - 1);
+	for (off = 0; off < half; off += sizeof(buf)) {
+		vqf_pat_fill(seed2, off, buf, sizeof(buf));
+		if (pwrite(fd, buf, sizeof(buf), off) != sizeof(buf))
+			return die("pwrite", path);
+	}
+	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	if (map == MAP_FAILED)
+		return die("mmap", path);
+	vqf_pat_fill(seed2, half, map + half, st.st_size - half);
+	if (msync(map, st.st_size, MS_SYNC) || munmap(map, st.st_size))
+		return die("msync", path);
+	if (fsync(fd))
+		return die("fsync", path);
+	close(fd);
+	drop_caches();
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return die("reopen", path);
+	if (check_all(fd, path, seed2, st.st_size))
+		return 1;
+	close(fd);
+	printf("REWRITE bytes=%lld ok\n", (long long)st.st_size);
+	return 0;
+}
+
+static int checkfile(const char *path, uint32_t seed, long mib)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", path);
+	if (st.st_size != (off_t)mib << 20) {
+		fprintf(stderr, "vqf-bench: %s: %lld bytes, not %ld MiB\n",
+			path, (long long)st.st_size, mib);
+		return 1;
+	}
+	if (check_all(fd, path, seed, st.st_size))
+		return 1;
+	printf("%s: %ld MiB of pattern %u\n", path, mib, seed);
+	return close(fd) ? die("close", path) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -240,7 +522,24 @@ int main(int argc, char **argv)
 		return mkfile(argv[2], atol(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "writer"))
 		return writer(argv[2], argv[3], atof(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "psync") &&
+	    (!strcmp(argv[3], "seq") || !strcmp(argv[3], "rand")))
+		return psync(argv[2], argv[3], atof(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "rewrite"))
+		return rewrite(argv[2], strtoul(argv[3], NULL, 0),
+			       strtoul(argv[4], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "checkfile"))
+		return checkfile(argv[2], strtoul(argv[3], NULL, 0),
+				 atol(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "psyncop"))
+		return psync_ops(argv[2], argv[3], atol(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "mmapread"))
+		return mmap_read(argv[2], atol(argv[3]));
 	fprintf(stderr, "usage: vqf-bench smallfile DIR N | seqread FILE | "
-		"mkfile FILE MIB | writer FILE MARK SECONDS\n");
+		"mkfile FILE MIB | writer FILE MARK SECONDS | "
+		"psync FILE seq|rand SECONDS | rewrite FILE SEED1 SEED2 | "
+		"checkfile FILE SEED MIB | "
+		"psyncop FILE seqread|randread|seqwrite|randwrite OPS | "
+		"mmapread FILE OPS\n");
 	return 2;
 }

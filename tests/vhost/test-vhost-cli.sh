@@ -44,6 +44,14 @@ expect_usage "--queue-size" --socket "$S" --shared "$T/shared" \
 expect_usage "--backend" --socket "$S" --shared "$T/shared" --backend x
 expect_usage "--verbose" --socket "$S" --shared "$T/shared" --verbose=1
 expect_usage "--bogus" --socket "$S" --shared "$T/shared" --bogus
+expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
+	--dax-window 3M
+expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
+	--dax-window 1K
+expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
+	--dax-window 2M --backend passthrough_ll
+expect_usage "--version-table" --socket "$S" --shared "$T/shared" \
+	--version-table=1
 
 # start: background daemon, waits for its socket
 start() {

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "vqf_passthrough.h"
+#include "vqf_memguard.h"
 #include "vqf_vhost.h"
 #include "vqf_vring_drv.h"
 #include "vqf_vring_thread.h"
@@ -608,6 +609,62 @@ static void test_reboot_resume(void **state)
 	nh++;								\
 } while (0)
 
+/*
+ * A front-end that shrinks guest RAM under the mapping and kicks: the ring
+ * access that faults is recovered (the queue breaks with -EHWPOISON), the
+ * process lives and the connection still answers.
+ */
+static void test_sigbus(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_memguard_stats before, after;
+	struct vqf_vhost_stats s;
+	unsigned int waited;
+
+	rings_create(f, NULL);
+	handshake(f);
+	vqf_memguard_stats(&before);
+	/* MFD_CLOEXEC only: the memfd takes no seal, so this succeeds. */
+	assert_int_equal(ftruncate(f->memfd, 0), 0);
+	assert_int_equal(eventfd_write(f->kick[1], 1), 0);
+	/* Bounded by work: 60000 polls of 1 ms, far past any load. */
+	/*
+	 * The ring read that faults is recovered (queue broken), or, when
+	 * the device (re)starts after the truncation, vhost's own used-index
+	 * read outside a recovery point gets the zero page: either way the
+	 * process lives.
+	 */
+	for (waited = 0; waited < 60000; waited++) {
+		vqf_memguard_stats(&after);
+		if (after.recovered + after.zero_filled >
+		    before.recovered + before.zero_filled)
+			break;
+		usleep(1000);
+	}
+	assert_true(after.recovered + after.zero_filled >
+		    before.recovered + before.zero_filled);
+	stats(f, &s);
+	assert_int_equal(s.fatal, 0);
+	/* A memfd that takes seals is sealed against shrinking. */
+	{
+		int fd = memfd_create("sealable", MFD_CLOEXEC |
+				      MFD_ALLOW_SEALING);
+		struct vqf_vhost_mem m = {
+			.nregions = 1,
+			.r[0] = { .gpa = RAM_GPA, .size = RAM_SIZE,
+				  .uaddr = (u64)(uintptr_t)f->ram },
+		};
+
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, RAM_SIZE), 0);
+		assert_int_equal(acked(f, VQF_VHOST_SET_MEM_TABLE, &m,
+				       8 + sizeof(m.r[0]), &fd, 1), 0);
+		assert_int_equal(ftruncate(fd, 0), -1);
+		assert_int_equal(errno, EPERM);
+		close(fd);
+	}
+}
+
 static void test_hostile(void **state)
 {
 	struct fe *f = *state;
@@ -782,6 +839,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_resume, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_resume, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sigbus, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hostile, setup,
 						teardown),

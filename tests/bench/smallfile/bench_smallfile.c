@@ -23,6 +23,16 @@
  * mount), lstat and lgetxattr, as on the simulated stacks, which list
  * with READDIRPLUS.  After the workload, each stack times --stats stat
  * calls of one file (the latency of one request's round trip).
+ *
+ *   (i), (j), (k)  the null backend (answers from memory, no system
+ *                  call) threaded, inline and polling: the stat loop
+ *                  only, the transport alone.
+ *
+ * Per stat, for every stack: system calls and context switches of this
+ * process (all its threads; perf_event_open counters per thread where
+ * permitted, else getrusage's context switches and no syscall count);
+ * for the simulated stacks, in the last round, a second stat loop on a
+ * traced machine splits the round trip into the trace's stages.
  */
 #define _GNU_SOURCE
 #include "vqf_wl_sim.h"
@@ -30,7 +40,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <dirent.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +50,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +63,9 @@ enum {
 	ST_NATIVE, ST_KERNEL, ST_SIM_PTLL, ST_SIM_VQF,
 	ST_INL_PTLL, ST_INL_VQF,	/* the same two with inline kicks */
 	ST_POLL_PTLL, ST_POLL_VQF,	/* threaded, polling */
+	ST_NULL, ST_INL_NULL, ST_POLL_NULL,	/* null backend, stat only */
+	/* Threaded, every kick through the queue thread (handoff). */
+	ST_HO_PTLL, ST_HO_VQF, ST_HO_NULL,
 	ST_NR
 };
 
@@ -57,6 +73,8 @@ static const char *const st_name[ST_NR] = {
 	"(a) native", "(b) kernel+ptll", "(c) sim+ptll", "(d) sim+vqfuse",
 	"(e) inline+ptll", "(f) inline+vqfuse",
 	"(g) poll+ptll", "(h) poll+vqfuse",
+	"(i) sim+null", "(j) inline+null", "(k) poll+null",
+	"(l) handoff+ptll", "(m) handoff+vqfuse", "(n) handoff+null",
 };
 
 #define MAX_RUNS	15
@@ -87,8 +105,16 @@ struct bench {
 	double kick[ST_NR], irq[ST_NR], dhit[ST_NR], ghit[ST_NR];
 	double dspin[ST_NR], gspin[ST_NR];
 	double cpu[ST_NR];	/* process CPU us (user + sys) per request */
+	/* Per stat of the stat loop, last round: system calls (-1: not
+	 * counted) and context switches of this process.
+	 */
+	double sys[ST_NR], cs[ST_NR];
+	/* The traced stat loop: us per stat, then us per stage. */
+	double tr_us[ST_NR];
+	struct vqf_trace_stages stages[ST_NR];
 	const char *phase[NPHASES];
 	unsigned int nphases;
+	const char *count_src;	/* how sys and cs were counted */
 };
 
 /* The mount, for the signal handler. */
@@ -108,7 +134,11 @@ static void usage(FILE *f)
 "passthrough_ll and (d) the simulated guest over vqfuse's passthrough, and\n"
 "prints the median ops/s of the rounds and the ratios c/b, d/b, d/a,\n"
 "e/b, f/b and f/a ((e), (f): (c), (d) with inline kicks), g/b, h/b and\n"
-"h/d ((g), (h): (c), (d) polling), then the latency of a stat.\n"
+"h/d ((g), (h): (c), (d) polling), l/b, m/b and d/m ((l), (m): (c), (d)\n"
+"with every kick through the device's queue thread), then the latency of\n"
+"a stat.  (i), (j), (k), (n): the null backend (no system call) threaded\n"
+"(direct kicks), inline, polling and handoff, stat loop only.  Per stat: system calls and context switches\n"
+"of this process, and the trace's stages (pending, ring, device, reply).\n"
 "\n"
 "  --files N      files per job (default 1000)\n"
 "  --size BYTES   file size (default 4096)\n"
@@ -120,7 +150,7 @@ static void usage(FILE *f)
 "  --poll-fixed   (g), (h) poll the whole window every time (no adapting)\n"
 "  --stats N      stat calls timed per stack and round (0..10^7, default\n"
 "                 2000; 0: none)\n"
-"  --stacks L     only these stacks, e.g. cdgh (default abcdefgh)\n"
+"  --stacks L     only these stacks, e.g. cdgh (default abcdefghijklmn)\n"
 "  --ptll PATH    the passthrough_ll executable (default: the one built\n"
 "                 with this program)\n"
 "Temporary directories are made under $TMPDIR (default /tmp).\n",
@@ -420,18 +450,156 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* us per stat of one file, or a negative errno. */
-static double stat_latency(const struct vqf_wl_fs *fs, unsigned int n)
+/*
+ * perf stat's counts for this process: every thread's system calls
+ * (tracepoint raw_syscalls:sys_enter) and context switches, one counter
+ * per thread that exists when counting starts (the simulated machine's
+ * threads are all started by then).
+ */
+#define MAX_TASKS	256
+
+struct counts {
+	int fd[MAX_TASKS][2];
+	unsigned int n;
+	bool perf;
+	long rusage_cs;
+};
+
+static long rusage_cs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+static int perf_open(pid_t tid, __u32 type, __u64 config)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = type,
+		.config = config,
+		.exclude_hv = 1,
+	};
+
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static long long syscall_tp_id(void)
+{
+	static const char *const path[] = {
+		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+	};
+	long long id = -1;
+
+	for (unsigned int i = 0; i < 2 && id < 0; i++) {
+		FILE *f = fopen(path[i], "r");
+
+		if (f) {
+			if (fscanf(f, "%lld", &id) != 1)
+				id = -1;
+			fclose(f);
+		}
+	}
+	return id;
+}
+
+static void counts_close(struct counts *c)
+{
+	for (unsigned int i = 0; i < c->n; i++) {
+		close(c->fd[i][0]);
+		close(c->fd[i][1]);
+	}
+	c->n = 0;
+}
+
+static void counts_start(struct counts *c)
+{
+	long long tp = syscall_tp_id();
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	memset(c, 0, sizeof(*c));
+	c->perf = tp >= 0 && d;
+	while (c->perf && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (c->n == MAX_TASKS) {
+			c->perf = false;
+			break;
+		}
+		c->fd[c->n][0] = perf_open(tid, PERF_TYPE_TRACEPOINT,
+					   (__u64)tp);
+		c->fd[c->n][1] = perf_open(tid, PERF_TYPE_SOFTWARE,
+					   PERF_COUNT_SW_CONTEXT_SWITCHES);
+		if (c->fd[c->n][0] < 0 || c->fd[c->n][1] < 0) {
+			if (c->fd[c->n][0] >= 0)
+				close(c->fd[c->n][0]);
+			if (c->fd[c->n][1] >= 0)
+				close(c->fd[c->n][1]);
+			c->perf = false;
+			break;
+		}
+		c->n++;
+	}
+	if (d)
+		closedir(d);
+	if (!c->perf)
+		counts_close(c);
+	c->rusage_cs = rusage_cs();
+}
+
+/* Per @n calls: *sys (-1 without perf) and *cs. */
+static void counts_stop(struct counts *c, unsigned int n, double *sys,
+			double *cs, const char **src)
+{
+	long long v[2] = { 0, 0 };
+	bool ok = c->perf;
+
+	for (unsigned int i = 0; ok && i < c->n; i++) {
+		for (int k = 0; k < 2; k++) {
+			long long x;
+
+			if (read(c->fd[i][k], &x, sizeof(x)) != sizeof(x))
+				ok = false;
+			else
+				v[k] += x;
+		}
+	}
+	if (ok) {
+		*sys = (double)v[0] / n;
+		*cs = (double)v[1] / n;
+		*src = "perf_event_open per thread (raw_syscalls:sys_enter, "
+		       "context-switches)";
+	} else {
+		*sys = -1;
+		*cs = (double)(rusage_cs() - c->rusage_cs) / n;
+		*src = "getrusage (context switches only: perf_event_open "
+		       "refused)";
+	}
+	counts_close(c);
+}
+
+/* us per stat of one file, or a negative errno; @c counts the loop. */
+static double stat_latency_counted(const struct vqf_wl_fs *fs,
+				   unsigned int n, struct counts *c)
 {
 	static const char name[] = "vqf-bench-stat";
 	struct stat st;
 	double t0, t1;
 	int fd, ret = 0;
 
-	fd = fs->open(fs->ctx, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	/* Not O_EXCL: on the null backend every name exists. */
+	fd = fs->open(fs->ctx, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return fd;
 	fs->close(fs->ctx, fd);
+	if (c)
+		counts_start(c);
 	t0 = now_s();
 	for (unsigned int i = 0; i < n && !ret; i++)
 		ret = fs->stat(fs->ctx, name, &st);
@@ -440,14 +608,84 @@ static double stat_latency(const struct vqf_wl_fs *fs, unsigned int n)
 	return ret ? ret : (t1 - t0) * 1e6 / n;
 }
 
+static double stat_latency(const struct vqf_wl_fs *fs, unsigned int n)
+{
+	return stat_latency_counted(fs, n, NULL);
+}
+
 static bool is_inline(int st)
 {
-	return st == ST_INL_PTLL || st == ST_INL_VQF;
+	return st == ST_INL_PTLL || st == ST_INL_VQF || st == ST_INL_NULL;
 }
 
 static bool is_poll(int st)
 {
-	return st == ST_POLL_PTLL || st == ST_POLL_VQF;
+	return st == ST_POLL_PTLL || st == ST_POLL_VQF || st == ST_POLL_NULL;
+}
+
+static bool is_null(int st)
+{
+	return (st >= ST_NULL && st <= ST_POLL_NULL) || st == ST_HO_NULL;
+}
+
+static bool is_handoff(int st)
+{
+	return st >= ST_HO_PTLL;
+}
+
+static enum vqf_sim_fs fs_of(int st)
+{
+	if (is_null(st))
+		return VQF_SIM_FS_NULL;
+	return st == ST_SIM_PTLL || st == ST_INL_PTLL ||
+	       st == ST_POLL_PTLL || st == ST_HO_PTLL ?
+	       VQF_SIM_FS_PTLL : VQF_SIM_FS_VQFUSE;
+}
+
+/*
+ * A second stat loop of @n calls on a fresh traced machine of stack @st:
+ * the round trip split into the trace's stages (recording costs a clock
+ * read and a mutex per event, so the traced loop is slower: its own us
+ * per stat is kept beside the stages).
+ */
+static int traced_stats(struct bench *b, int st, unsigned int n)
+{
+	struct vqf_sim_cfg sc = {
+		.shared = b->dir[st],
+		.fs = fs_of(st),
+		.queues = b->queues,
+		.threads = b->threads,
+		.inline_kick = is_inline(st),
+		.poll_ns = is_poll(st) ? b->poll_us * 1000ULL : 0,
+		.poll_fixed = b->poll_fixed,
+		.handoff = is_handoff(st),
+	};
+	struct vqf_trace *t;
+	struct vqf_sim *sim;
+	struct vqf_wl_fs fs;
+	double us;
+	int ret;
+
+	ret = vqf_trace_open(NULL, &t);
+	if (ret)
+		return ret;
+	sc.trace = t;
+	ret = vqf_sim_new(&sc, &sim);
+	if (ret) {
+		vqf_trace_close(t);
+		return ret;
+	}
+	vqf_wl_sim_fs(sim, st_name[st], &fs);
+	us = stat_latency(&fs, n);
+	vqf_sim_free(sim);
+	if (us < 0) {
+		vqf_trace_close(t);
+		return (int)us;
+	}
+	b->tr_us[st] = us;
+	ret = vqf_trace_stages(t, FUSE_LOOKUP, &b->stages[st]);
+	vqf_trace_close(t);
+	return ret;
 }
 
 static int run_one(struct bench *b, int st, unsigned int round)
@@ -455,6 +693,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 	struct vqf_wl_result res;
 	struct vqf_wl_fs fs;
 	struct vqf_sim *sim = NULL;
+	struct counts cnt = { .n = 0 };
 	double cpu0;
 	int ret;
 
@@ -467,14 +706,13 @@ static int run_one(struct bench *b, int st, unsigned int round)
 	} else {
 		struct vqf_sim_cfg sc = {
 			.shared = b->dir[st],
-			.fs = st == ST_SIM_PTLL || st == ST_INL_PTLL ||
-			      st == ST_POLL_PTLL ?
-			      VQF_SIM_FS_PTLL : VQF_SIM_FS_VQFUSE,
+			.fs = fs_of(st),
 			.queues = b->queues,
 			.threads = b->threads,
 			.inline_kick = is_inline(st),
 			.poll_ns = is_poll(st) ? b->poll_us * 1000ULL : 0,
 			.poll_fixed = b->poll_fixed,
+			.handoff = is_handoff(st),
 		};
 
 		ret = vqf_sim_new(&sc, &sim);
@@ -483,10 +721,14 @@ static int run_one(struct bench *b, int st, unsigned int round)
 		vqf_wl_sim_fs(sim, st_name[st], &fs);
 	}
 	cpu0 = cpu_s();
-	ret = vqf_wl_run(&fs, &b->wl, &res);
+	memset(&res, 0, sizeof(res));
+	/* No workload on the null backend (it keeps no files). */
+	ret = is_null(st) ? 0 : vqf_wl_run(&fs, &b->wl, &res);
 	if (!ret && b->nstats) {
-		double us = stat_latency(&fs, b->nstats);
+		double us = stat_latency_counted(&fs, b->nstats, &cnt);
 
+		counts_stop(&cnt, b->nstats, &b->sys[st], &b->cs[st],
+			    &b->count_src);
 		if (us < 0) {
 			snprintf(res.errmsg, sizeof(res.errmsg),
 				 "stat latency: %s", strerror((int)-us));
@@ -512,11 +754,19 @@ static int run_one(struct bench *b, int st, unsigned int round)
 		vqf_sim_free(sim);
 	else
 		vqf_wl_posix_close(&fs);
+	if (!ret && sim && b->nstats && round == b->runs - 1) {
+		ret = traced_stats(b, st, b->nstats);
+		if (ret)
+			snprintf(res.errmsg, sizeof(res.errmsg),
+				 "traced stat loop: %s", strerror(-ret));
+	}
 	if (ret) {
 		snprintf(b->why[st], sizeof(b->why[st]), "failed: %s",
 			 res.errmsg);
 		return -1;
 	}
+	if (is_null(st))
+		return 0;
 	b->nphases = res.nphases < NPHASES ? res.nphases : NPHASES;
 	for (unsigned int i = 0; i < b->nphases; i++) {
 		const struct vqf_wl_phase *p = &res.phase[i];
@@ -561,6 +811,50 @@ static void ratio(char *out, size_t size, const struct bench *b, int x,
 			 median(b->ops[x][ph], b->runs) / vy);
 }
 
+/*
+ * Per stat of the last round's loop: this process's system calls and
+ * context switches (perf stat's counts; on (b) the daemon's are not
+ * ours), then, from the traced loop, the round trip by stage: the us
+ * per stat of the traced loop, the four stages of the request's life,
+ * and the rest of it (client, call set-up, the caller's wake-up after
+ * COMPLETED).
+ */
+static void report_stages(const struct bench *b)
+{
+	printf("\nper stat, last round: counts of this process by %s;\n"
+	       "stages from a second, traced stat loop (us; tracing adds a "
+	       "clock read and a mutex per event):\n"
+	       "%-18s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n",
+	       b->count_src ? b->count_src : "-", "stack", "us/stat",
+	       "sys/rq", "cs/rq", "traced", "pending", "ring", "device",
+	       "reply", "rest");
+	for (int s = 0; s < ST_NR; s++) {
+		const struct vqf_trace_stages *t = &b->stages[s];
+
+		if (b->skip[s])
+			continue;
+		printf("%-18s %8.2f", st_name[s],
+		       median(b->stat_us[s], b->runs));
+		if (b->sys[s] >= 0)
+			printf(" %8.2f", b->sys[s]);
+		else
+			printf(" %8s", "-");
+		printf(" %8.2f", b->cs[s]);
+		if (s >= ST_SIM_PTLL && t->requests)
+			printf(" %8.2f %8.3f %8.3f %8.3f %8.3f %8.3f",
+			       b->tr_us[s], t->pending_ns / 1e3,
+			       t->ring_ns / 1e3, t->device_ns / 1e3,
+			       t->reply_ns / 1e3,
+			       b->tr_us[s] - t->total_ns / 1e3);
+		printf("\n");
+	}
+	printf("(the LOOKUPs of the traced loop; pending: QUEUED->ADDED, "
+	       "ring: ADDED->POPPED,\ndevice: POPPED->PUSHED (parse, "
+	       "libfuse, backend, reply), "
+	       "reply: PUSHED->COMPLETED (used ring, validation, wake-up "
+	       "call); rest: traced us/stat minus QUEUED->COMPLETED)\n");
+}
+
 static void report(const struct bench *b)
 {
 	static const int pair[][2] = {
@@ -568,7 +862,8 @@ static void report(const struct bench *b)
 		{ ST_SIM_VQF, ST_NATIVE }, { ST_INL_PTLL, ST_KERNEL },
 		{ ST_INL_VQF, ST_KERNEL }, { ST_INL_VQF, ST_NATIVE },
 		{ ST_POLL_PTLL, ST_KERNEL }, { ST_POLL_VQF, ST_KERNEL },
-		{ ST_POLL_VQF, ST_SIM_VQF },
+		{ ST_POLL_VQF, ST_SIM_VQF }, { ST_HO_PTLL, ST_KERNEL },
+		{ ST_HO_VQF, ST_KERNEL }, { ST_SIM_VQF, ST_HO_VQF },
 	};
 	const unsigned int npair = sizeof(pair) / sizeof(pair[0]);
 	char c[16];
@@ -577,7 +872,8 @@ static void report(const struct bench *b)
 	       b->runs);
 	printf("%-15s", "phase");
 	for (int s = 0; s < ST_NR; s++)
-		printf(" %15s", st_name[s]);
+		if (!is_null(s))
+			printf(" %15s", st_name[s]);
 	for (unsigned int k = 0; k < npair; k++)
 		printf(" %c/%c   ", st_name[pair[k][0]][1],
 		       st_name[pair[k][1]][1]);
@@ -585,6 +881,8 @@ static void report(const struct bench *b)
 	for (unsigned int i = 0; i < b->nphases; i++) {
 		printf("%-15s", b->phase[i]);
 		for (int s = 0; s < ST_NR; s++) {
+			if (is_null(s))
+				continue;
 			if (b->skip[s])
 				printf(" %15s", "skipped");
 			else
@@ -626,6 +924,7 @@ static void report(const struct bench *b)
 		       "their work; *-poll-us: time per request in the poll\n"
 		       "loops, yields included; cpu-us: the process's user + "
 		       "system CPU time per request)\n");
+		report_stages(b);
 	}
 	for (int s = 0; s < ST_NR; s++)
 		if (b->skip[s] && b->want[s])
@@ -638,6 +937,8 @@ int main(int argc, char **argv)
 	static const char *const sub[ST_NR] = {
 		"native", "ptll-source", "sim-ptll", "sim-vqfuse",
 		"inline-ptll", "inline-vqfuse", "poll-ptll", "poll-vqfuse",
+		"null", "inline-null", "poll-null",
+		"handoff-ptll", "handoff-vqfuse", "handoff-null",
 	};
 	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -682,11 +983,14 @@ int main(int argc, char **argv)
 	printf("(b) passthrough_ll -f -o source=DIR,cache=never (timeout 0, "
 	       "direct_io; multithreaded loop) on /dev/fuse;\n"
 	       "(c),(d) simulated guest cache=none, %u queue(s) x 128, "
-	       "device threads %u;\n"
+	       "device threads %u, direct kicks (the default);\n"
 	       "(e),(f) the same with inline kicks (device in the kicking "
 	       "thread, caller reaps);\n"
 	       "(g),(h) the same threaded, polling up to %u us on both sides "
-	       "(%s)\n", b.queues, b.threads, b.poll_us,
+	       "(%s);\n(i),(j),(k) the null backend threaded, inline, "
+	       "polling: stat loop only;\n(l),(m),(n) ptll, vqfuse, null "
+	       "threaded with every kick through the queue thread "
+	       "(handoff)\n", b.queues, b.threads, b.poll_us,
 	       b.poll_fixed ? "fixed" : "adaptive");
 	for (int s = 0; s < ST_NR; s++)
 		if (!b.want[s]) {

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,11 +157,49 @@ static void test_machine(void **state)
 	rmdir(dir);
 }
 
+/* The stage means of in-memory traces: whole lives only, unique 0 not. */
+static void test_stages(void **state)
+{
+	struct vqf_trace_stages ts;
+	struct vqf_trace *t;
+
+	(void)state;
+	assert_int_equal(vqf_trace_open(NULL, &t), 0);
+	assert_int_equal(vqf_trace_stages(t, 0, &ts), -ENODATA);
+	assert_int_equal(ts.requests, 0);
+	for (uint64_t u = 2; u <= 6; u += 2) {
+		vqf_trace_event(t, VQF_T_QUEUED, u, FUSE_LOOKUP, 1);
+		vqf_trace_event(t, VQF_T_ADDED, u, FUSE_LOOKUP, 1);
+		vqf_trace_event(t, VQF_T_KICKED, u, FUSE_LOOKUP, 1);
+		vqf_trace_event(t, VQF_T_POPPED, u, FUSE_LOOKUP, 1);
+		vqf_trace_event(t, VQF_T_PUSHED, u, FUSE_LOOKUP, 1);
+		/* The third never completes (shutdown): not counted. */
+		if (u != 6)
+			vqf_trace_event(t, VQF_T_COMPLETED, u, FUSE_LOOKUP, 1);
+	}
+	vqf_trace_event(t, VQF_T_QUEUED, 0, FUSE_FORGET, 1);
+	vqf_trace_event(t, VQF_T_COMPLETED, 0, FUSE_FORGET, 1);
+	assert_int_equal(vqf_trace_stages(t, FUSE_GETATTR, &ts), -ENODATA);
+	assert_int_equal(vqf_trace_stages(t, FUSE_LOOKUP, &ts), 0);
+	assert_int_equal(ts.requests, 2);
+	assert_int_equal(vqf_trace_stages(t, 0, &ts), 0);
+	assert_int_equal(ts.requests, 2);
+	assert_true(ts.pending_ns >= 0 && ts.ring_ns >= 0 &&
+		    ts.device_ns >= 0 && ts.reply_ns >= 0);
+	/* The stages tile the life: their sum is the whole, to rounding. */
+	assert_true(ts.pending_ns + ts.ring_ns + ts.device_ns + ts.reply_ns <=
+		    ts.total_ns + 1);
+	assert_true(ts.pending_ns + ts.ring_ns + ts.device_ns + ts.reply_ns >=
+		    ts.total_ns - 1);
+	assert_int_equal(vqf_trace_close(t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writer),
 		cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_stages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

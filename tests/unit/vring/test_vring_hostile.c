@@ -6,9 +6,13 @@
  * fatal, and touch nothing outside guest memory (ASan and valgrind runs
  * check the last part).
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "vring_fixture.h"
+#include "vqf_memguard.h"
 
 #define NUM 8
 
@@ -645,6 +649,52 @@ static void test_driver_desc_scribble(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * Guest RAM whose file shrinks under the mapping (a vhost-user front-end
+ * truncating its memfd): the access is SIGBUS; the device breaks the
+ * queue with -EHWPOISON and its own counter, and the process lives.
+ */
+static void test_peer_truncates_ram(void **state)
+{
+	struct vqf_vring_dev_stats st = { 0 };
+	struct vqf_vring_dev_cfg dc = { 0 };
+	struct vqf_memguard_stats g0, g1;
+	struct vqf_vring_dev *dev;
+	struct vqf_seg seg[4];
+	struct vqf_chain c = { .seg = seg, .cap = 4 };
+	struct vqf_gmem mem;
+	int fd = memfd_create("ram", MFD_CLOEXEC);
+	void *ram;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 65536), 0);
+	ram = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(ram != MAP_FAILED);
+	vqf_gmem_init(&mem);
+	assert_int_equal(vqf_gmem_add(&mem, 0x10000, 65536, ram), 0);
+	dc.num = 16;
+	dc.mem = &mem;
+	dc.stats = &st;
+	vqf_vring_layout(16, 0x10000, 4, &dc.addr);
+	assert_int_equal(vqf_vring_dev_create(&dc, &dev), 0);
+	assert_int_equal(vqf_vring_dev_pop(dev, &c), 0);
+
+	vqf_memguard_stats(&g0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(vqf_vring_dev_pop(dev, &c), -EHWPOISON);
+	assert_int_equal(st.err_peer_fault, 1);
+	assert_true(vqf_vring_dev_is_broken(dev));
+	assert_int_equal(vqf_vring_dev_pop(dev, &c), -EIO);
+	assert_int_equal(vqf_vring_dev_push(dev, 0, 0), -EIO);
+	vqf_memguard_stats(&g1);
+	assert_int_equal(g1.recovered, g0.recovered + 1);
+
+	vqf_vring_dev_destroy(dev);
+	munmap(ram, 65536);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_driver_cases),
 		cmocka_unit_test(test_driver_len_clamp),
 		cmocka_unit_test(test_driver_desc_scribble),
+		cmocka_unit_test(test_peer_truncates_ram),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

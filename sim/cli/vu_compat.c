@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vu_compat.c - vhost-user's command line: our options and virtiofsd's,
+ * so that the daemon starts wherever virtiofsd is started (by hand, by
+ * libvirt, by a vhost-user JSON description).  Both of virtiofsd's forms
+ * are read: the Rust daemon's separate options (--shared-dir, --cache,
+ * ...) and the legacy C daemon's "-o key=value,flag" list, which libvirt
+ * still writes.  An option of virtiofsd's that this daemon does not
+ * implement is refused by name (exit 2), never ignored.  The table of what
+ * maps onto what is docs/virtiofsd-compat.md.
+ */
+#include "vqf_cli.h"
+#include "vqf_vu.h"
+
+#include <grp.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const vu_flags[] = {
+	"--verbose", "--host-locks", "--allow-direct-io", VQF_VU_SHM_FLAGS,
+	NULL
+};
+static const char *const vu_strs[] = {
+	"--socket", "--shared", "--backend", "--tag", "--timeout", "--cache",
+	NULL
+};
+static const struct vqf_cli_num_opt vu_nums[] = {
+	{ "--queues", false, 1, 64 },
+	{ "--threads", false, 0, 256 },
+	{ "--queue-size", false, 1, 1024 },
+	VQF_VU_SHM_NUM,
+};
+
+/*
+ * virtiofsd's own names.  The "refused" ones are virtiofsd's too: listed
+ * so that the message says why rather than "unknown".
+ */
+static const char *const vfsd_flags[] = {
+	"--print-capabilities", "--xattr", "--writeback", "--no-readdirplus",
+	"--announce-submounts", "--no-announce-submounts", "--syslog",
+	"--no-killpriv-v2", "--version", "-V", "-d", "-f",
+	/* refused */
+	"--daemonize", "--posix-acl", "--security-label", "--readonly",
+	"--allow-mmap", "--killpriv-v2", "--preserve-noatime",
+	"--migration-verify-handles", "--migration-confirm-paths", NULL
+};
+static const char *const vfsd_strs[] = {
+	"--socket-path", "--shared-dir", "--socket-group", "--sandbox",
+	"--seccomp", "--log-level", "-o",
+	/* refused */
+	"--xattrmap", "--inode-file-handles", "--modcaps", "--uid-map",
+	"--gid-map", "--translate-uid", "--translate-gid", "--migration-mode",
+	"--migration-on-error", NULL
+};
+static const struct vqf_cli_num_opt vfsd_nums[] = {
+	{ "--fd", false, 0, INT_MAX },
+	{ "--thread-pool-size", false, 0, 256 },
+	{ "--rlimit-nofile", false, 0, 1ull << 30 },
+};
+static const struct vqf_cli_table vfsd_table = {
+	.flags = vfsd_flags, .strs = vfsd_strs, .nums = vfsd_nums,
+	.nnums = sizeof(vfsd_nums) / sizeof(*vfsd_nums),
+};
+
+static int refused(const char *name)
+{
+	return vqf_cli_bad_usage("vhost-user: virtiofsd's %s is not "
+				 "supported by this daemon (see "
+				 "docs/virtiofsd-compat.md)", name);
+}
+
+static int set_cache(struct vqf_vu_opts *o, const char *name,
+		     const char *val)
+{
+	static const char *const names[] = {
+		[VQF_VU_CACHE_NEVER] = "never",
+		[VQF_VU_CACHE_METADATA] = "metadata",
+		[VQF_VU_CACHE_AUTO] = "auto",
+		[VQF_VU_CACHE_ALWAYS] = "always",
+	};
+
+	/* "none" is the legacy daemon's and our own run's name for never. */
+	if (!strcmp(val, "none")) {
+		o->cache = VQF_VU_CACHE_NEVER;
+		o->cache_set = true;
+		return 0;
+	}
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		if (!strcmp(val, names[i])) {
+			o->cache = i;
+			o->cache_set = true;
+			return 0;
+		}
+	}
+	return vqf_cli_bad_usage("%s: unknown cache mode '%s' (auto, always, "
+				 "never or none, metadata)", name, val);
+}
+
+static int set_log_level(struct vqf_vu_opts *o, const char *name,
+			 const char *val)
+{
+	static const struct {
+		const char *name;
+		enum vqf_vu_log level;
+	} lv[] = {
+		{ "off", VQF_VU_LOG_OFF }, { "error", VQF_VU_LOG_ERROR },
+		{ "err", VQF_VU_LOG_ERROR }, { "warn", VQF_VU_LOG_WARN },
+		{ "info", VQF_VU_LOG_INFO }, { "debug", VQF_VU_LOG_DEBUG },
+		{ "trace", VQF_VU_LOG_DEBUG },
+	};
+
+	for (unsigned int i = 0; i < sizeof(lv) / sizeof(*lv); i++) {
+		if (!strcmp(val, lv[i].name)) {
+			o->log_level = lv[i].level;
+			return 0;
+		}
+	}
+	return vqf_cli_bad_usage("%s: unknown log level '%s' (off, error, "
+				 "warn, info, debug, trace)", name, val);
+}
+
+/* @val among the NULL-terminated @ok, or a usage error naming both. */
+static int one_of(const char *name, const char *val,
+		  const char *const *ok, const char **out)
+{
+	for (const char *const *p = ok; *p; p++) {
+		if (!strcmp(val, *p)) {
+			*out = *p;
+			return 0;
+		}
+	}
+	return vqf_cli_bad_usage("%s: unknown value '%s'", name, val);
+}
+
+static const char *const sandboxes[] = { "namespace", "chroot", "none",
+					 NULL };
+static const char *const seccomps[] = { "none", "kill", "log", "trap",
+					NULL };
+
+/* One item of "-o a=b,c": the legacy C daemon's options. */
+static int set_legacy(struct vqf_vu_opts *o, const char *key,
+		      const char *val)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		bool on;
+	} flags[] = {
+#define F(n, field, v) { n, offsetof(struct vqf_vu_opts, field), v }
+		F("xattr", xattr, true), F("no_xattr", xattr, false),
+		F("flock", flock, true), F("no_flock", flock, false),
+		F("posix_lock", posix_locks, true),
+		F("no_posix_lock", posix_locks, false),
+		F("readdirplus", readdirplus, true),
+		F("no_readdirplus", readdirplus, false),
+		F("writeback", writeback, true),
+		F("no_writeback", writeback, false),
+		F("allow_direct_io", direct_io, true),
+		F("no_allow_direct_io", direct_io, false),
+		F("announce_submounts", announce_submounts, true),
+#undef F
+	};
+	/* Accepted, no effect: what they turn off is off here anyway. */
+	static const char *const noops[] = {
+		"no_posix_acl", "no_security_label", "no_killpriv_v2",
+		"allow_root", NULL
+	};
+	static const char *const refuse[] = {
+		"posix_acl", "security_label", "killpriv_v2", "modcaps",
+		"xattrmap", NULL
+	};
+	unsigned long long n;
+	char opt[64];
+
+	snprintf(opt, sizeof(opt), "-o %s", key);
+	if (!val) {
+		for (unsigned int i = 0; i < sizeof(flags) / sizeof(*flags);
+		     i++) {
+			if (!strcmp(key, flags[i].name)) {
+				*(bool *)((char *)o + flags[i].off) =
+					flags[i].on;
+				return 0;
+			}
+		}
+		if (!strcmp(key, "debug")) {
+			o->log_level = VQF_VU_LOG_DEBUG;
+			return 0;
+		}
+		for (const char *const *p = noops; *p; p++)
+			if (!strcmp(key, *p))
+				return 0;
+	} else if (!strcmp(key, "source")) {
+		if (!*val)
+			return vqf_cli_bad_usage("-o source: empty path");
+		o->shared = val;
+		return 0;
+	} else if (!strcmp(key, "cache")) {
+		return set_cache(o, opt, val);
+	} else if (!strcmp(key, "log_level") || !strcmp(key, "loglevel")) {
+		return set_log_level(o, opt, val);
+	} else if (!strcmp(key, "sandbox")) {
+		return one_of(opt, val, sandboxes, &o->sandbox);
+	} else if (!strcmp(key, "timeout")) {
+		return vqf_cli_parse_timeout(val, &o->timeout);
+	} else if (!strcmp(key, "max_idle_threads")) {
+		/* libfuse's idle workers: ours are a fixed pool. */
+		if (vqf_cli_parse_num(val, false, 0, INT_MAX, &n))
+			return vqf_cli_bad_usage("%s: invalid value '%s'", opt,
+						 val);
+		return 0;
+	}
+	for (const char *const *p = refuse; *p; p++)
+		if (!strcmp(key, *p))
+			return refused(opt);
+	return vqf_cli_bad_usage("vhost-user: unknown option '%s'", opt);
+}
+
+/*
+ * "-o" takes a comma-separated list; a comma inside a value is written
+ * twice (",,"), as libvirt escapes the source path.  The list is copied
+ * (o->owned) for its pieces to stay (o->shared).
+ */
+static int set_o(struct vqf_vu_opts *o, const char *list)
+{
+	const unsigned int max = sizeof(o->owned) / sizeof(*o->owned);
+	char *buf, *w, *key;
+	const char *r;
+	int ret = 0;
+
+	if (o->nowned == max)
+		return vqf_cli_bad_usage("-o: given more than %u times", max);
+	buf = malloc(strlen(list) + 1);
+	if (!buf)
+		return vqf_cli_bad_usage("-o: out of memory");
+	o->owned[o->nowned++] = buf;
+	for (r = list, w = buf, key = buf; !ret; r++) {
+		if (*r == ',' && r[1] == ',') {
+			*w++ = *r++;
+			continue;
+		}
+		if (*r && *r != ',') {
+			*w++ = *r;
+			continue;
+		}
+		*w = 0;
+		if (*key) {
+			char *eq = strchr(key, '=');
+
+			if (eq)
+				*eq = 0;
+			ret = set_legacy(o, key, eq ? eq + 1 : NULL);
+		}
+		if (!*r)
+			break;
+		key = ++w;
+	}
+	return ret;
+}
+
+static int set_flag(struct vqf_vu_opts *o, const char *name)
+{
+	if (!strcmp(name, "--verbose") || !strcmp(name, "-d"))
+		o->log_level = VQF_VU_LOG_DEBUG;
+	else if (!strcmp(name, "--host-locks"))
+		o->posix_locks = o->flock = true;
+	else if (!strcmp(name, "--allow-direct-io"))
+		o->direct_io = true;
+	else if (!strcmp(name, "--print-capabilities"))
+		o->print_caps = true;
+	else if (!strcmp(name, "--xattr"))
+		o->xattr = true;
+	else if (!strcmp(name, "--writeback"))
+		o->writeback = true;
+	else if (!strcmp(name, "--no-readdirplus"))
+		o->readdirplus = false;
+	else if (!strcmp(name, "--announce-submounts"))
+		o->announce_submounts = true;
+	else if (!strcmp(name, "--no-announce-submounts"))
+		o->announce_submounts = false;
+	else if (!strcmp(name, "--syslog"))
+		o->syslog = true;
+	else if (!strcmp(name, "--version") || !strcmp(name, "-V"))
+		o->version = true;
+	/* -f: the legacy daemon's foreground, which is all we do. */
+	else if (strcmp(name, "-f") && strcmp(name, "--no-killpriv-v2"))
+		return refused(name);
+	return 0;
+}
+
+static int set_str(struct vqf_vu_opts *o, const char *name, const char *val)
+{
+	struct group *g;
+
+	if (!strcmp(name, "-o"))
+		return set_o(o, val);
+	if (!strcmp(name, "--backend"))
+		return vqf_cli_parse_backend(name, val, &o->fs);
+	if (!strcmp(name, "--timeout"))
+		return vqf_cli_parse_timeout(val, &o->timeout);
+	if (!strcmp(name, "--cache"))
+		return set_cache(o, name, val);
+	if (!strcmp(name, "--log-level"))
+		return set_log_level(o, name, val);
+	if (!strcmp(name, "--sandbox"))
+		return one_of(name, val, sandboxes, &o->sandbox);
+	if (!strcmp(name, "--seccomp"))
+		return one_of(name, val, seccomps, &o->seccomp);
+	if (!*val)
+		return vqf_cli_bad_usage("%s: empty value", name);
+	if (!strcmp(name, "--socket") || !strcmp(name, "--socket-path")) {
+		o->socket = val;
+	} else if (!strcmp(name, "--shared") ||
+		   !strcmp(name, "--shared-dir")) {
+		o->shared = val;
+	} else if (!strcmp(name, "--socket-group")) {
+		g = getgrnam(val);
+		if (!g)
+			return vqf_cli_bad_usage("--socket-group: no group "
+						 "'%s'", val);
+		o->socket_group = val;
+	} else if (!strcmp(name, "--tag")) {
+		if (strlen(val) > VQF_FS_TAG_LEN)
+			return vqf_cli_bad_usage("--tag: longer than %d bytes",
+						 VQF_FS_TAG_LEN);
+		o->tag = val;
+	} else {
+		return refused(name);
+	}
+	return 0;
+}
+
+/* One option of vhost-user, as vqf_cli_walk() found it. */
+static int vu_set(void *arg, const char *name, const char *val,
+		  const unsigned long long *num)
+{
+	struct vqf_vu_opts *o = arg;
+	int ret = vqf_vu_shm_opt(&o->shm, name, num);
+
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	if (!num)
+		return val ? set_str(o, name, val) : set_flag(o, name);
+	if (!strcmp(name, "--queues"))
+		o->queues = (unsigned int)*num;
+	else if (!strcmp(name, "--threads") ||
+		 !strcmp(name, "--thread-pool-size"))
+		o->threads = (unsigned int)*num;
+	else if (!strcmp(name, "--queue-size"))
+		o->queue_size = (unsigned int)*num;
+	else if (!strcmp(name, "--fd"))
+		o->fd = (int)*num;
+	else
+		o->rlimit_nofile = *num;
+	return 0;
+}
+
+static const struct vqf_cli_spec vu_spec = {
+	.cmd = "vhost-user", .flags = vu_flags, .strs = vu_strs,
+	.nums = vu_nums, .nnums = sizeof(vu_nums) / sizeof(*vu_nums),
+	.more = &vfsd_table, .set = vu_set,
+};
+
+/* Once parsed: what the options mean together. */
+static int vu_check(const struct vqf_vu_opts *o)
+{
+	struct stat st;
+
+	if (o->fd >= 0 && o->socket)
+		return vqf_cli_bad_usage("vhost-user: --fd and --socket-path "
+					 "(--socket) exclude each other");
+	if (o->fd >= 0 && o->socket_group)
+		return vqf_cli_bad_usage("vhost-user: --socket-group needs "
+					 "--socket-path, not --fd");
+	if (o->fd < 0 && !o->socket)
+		return vqf_cli_bad_usage("vhost-user: --socket PATH (or "
+					 "--socket-path, or --fd N) is "
+					 "required");
+	if (!o->shared)
+		return vqf_cli_bad_usage("vhost-user: --shared DIR (or "
+					 "--shared-dir, or -o source=) is "
+					 "required");
+	if (o->queue_size & (o->queue_size - 1))
+		return vqf_cli_bad_usage("--queue-size: %u is not a power of "
+					 "two", o->queue_size);
+	if (stat(o->shared, &st) || !S_ISDIR(st.st_mode))
+		return vqf_cli_bad_usage("--shared: %s: not a directory",
+					 o->shared);
+	if (o->fs == VQF_SIM_FS_PTLL && (o->timeout || o->cache_set))
+		return vqf_cli_bad_usage("--timeout, --cache: not with "
+					 "passthrough_ll (it serves its own "
+					 "cache=never)");
+	if (o->shm.guests > 1 && !o->socket)
+		return vqf_cli_bad_usage("--guests: needs --socket PATH (guest "
+					 "i listens on PATH.i)");
+	return vqf_vu_shm_check(&o->shm, o->fs != VQF_SIM_FS_VQFUSE);
+}
+
+void vqf_vu_opts_release(struct vqf_vu_opts *o)
+{
+	while (o->nowned)
+		free(o->owned[--o->nowned]);
+}
+
+int vqf_vu_parse(int argc, char **argv, struct vqf_vu_opts *o)
+{
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->queues = 1;
+	o->threads = 2;
+	o->queue_size = 1024;
+	o->cache = VQF_VU_CACHE_AUTO;
+	o->readdirplus = true;
+	o->log_level = VQF_VU_LOG_INFO;
+	ret = vqf_cli_walk(&vu_spec, argc, argv, o);
+	if (!ret && !o->print_caps && !o->version)
+		ret = vu_check(o);
+	if (ret)
+		vqf_vu_opts_release(o);
+	return ret;
+}
+
+/*
+ * The vhost-user spec's "Backend program conventions": one JSON object
+ * on stdout.  "separate-options" tells libvirt (qemu_virtiofs.c) that the
+ * daemon takes virtiofsd's separate options, so it passes --shared-dir
+ * and friends rather than the legacy "-o" list (both are read here).
+ */
+void vqf_vu_print_capabilities(FILE *f)
+{
+	fprintf(f, "{\n  \"type\": \"fs\",\n  \"features\": [\n"
+		"    \"separate-options\"\n  ]\n}\n");
+}
+
+void vqf_vu_usage(FILE *f)
+{
+	fprintf(f,
+"Options of vhost-user (serve a QEMU vhost-user-fs-pci device):\n"
+"  --socket PATH       unix socket to listen on (or --fd); QEMU connects\n"
+"                      with -chardev socket,id=ID,path=PATH\n"
+"  --shared DIR        host directory to share (required, must exist)\n"
+"  --queues N          request queues offered (1..64, default 1); QEMU's\n"
+"                      num-request-queues must not exceed it\n"
+"  --threads N         device worker threads (0..256, default 2)\n"
+"  --queue-size N      largest ring size accepted (power of two, default\n"
+"                      1024)\n"
+"  --backend NAME      vqfuse (default) or passthrough_ll\n"
+"  --cache MODE        auto (default: 1 s timeouts), always, never (or\n"
+"                      none), metadata; as virtiofsd's --cache\n"
+"  --timeout S         entry/attr validity given to the guest (default:\n"
+"                      the cache mode's)\n"
+"  --tag TAG           the device's tag (QEMU's own tag= is what the guest\n"
+"                      sees)\n"
+"  --host-locks        serve POSIX/OFD/flock locks on the host (default:\n"
+"                      the guest keeps them, as virtiofsd without -o\n"
+"                      posix_lock,flock)\n"
+"  --allow-direct-io   open host files with the guest's O_DIRECT (default:\n"
+"                      dropped, as virtiofsd without allow_direct_io)\n"
+"  --dax-window SIZE   a DAX cache window of SIZE bytes (power of two,\n"
+"                      K/M/G suffixes) as shared memory region 0, served\n"
+"                      through vhost-user's SHMEM protocol (vqfuse backend)\n"
+"  --version-table     the shared version table as shared memory region 1\n"
+"                      (requests go through a hub, which keeps it)\n"
+"  --guests N          N front-ends (1..8), guest i on socket PATH.i,\n"
+"                      through one hub and one version table (implies\n"
+"                      --version-table); ends when all have gone\n"
+"  --ver-hostile N     (tests) while SHARED/.vqf-hostile exists, every Nth\n"
+"                      entry reply names a version ahead of its slot or\n"
+"                      another slot; implies --version-table\n"
+"  --verbose           log every vhost-user message (--log-level=debug)\n"
+"virtiofsd's options, read as virtiofsd reads them (docs/virtiofsd-\n"
+"compat.md): --socket-path=PATH, --fd=N, --socket-group=GROUP,\n"
+"--shared-dir=DIR, --cache=MODE, --thread-pool-size=N, --xattr,\n"
+"--writeback, --no-readdirplus, --allow-direct-io, --announce-submounts,\n"
+"--sandbox=MODE, --seccomp=ACTION, --log-level=LEVEL, --syslog,\n"
+"--rlimit-nofile=N, --print-capabilities, -V/--version, -d, -f, and the\n"
+"legacy -o source=DIR,cache=MODE,xattr,flock,posix_lock,... list.  The\n"
+"program is also installed as vqfuse-virtiofsd, which takes these options\n"
+"directly.\n"
+"Exits 0 when the front-end disconnects or at SIGINT/SIGTERM, printing\n"
+"the counters to the log.\n");
+}
