@@ -4,7 +4,9 @@
 # checkpatch.sh MAKE KERNELDIR OUTDIR SRCDIR
 #
 # Runs the 6.1 tarball's scripts/checkpatch.pl --no-tree -f over every
-# .c/.h of kernel/ and lib/.  checkpatch.pl, spelling.txt and
+# .c/.h of kernel/ and lib/, and checkpatch.pl --no-tree over the fs/fuse
+# series kernel/fuse/*.patch (what a patch adds, and its message:
+# description, Signed-off-by).  checkpatch.pl, spelling.txt and
 # const_structs.checkpatch are extracted into OUTDIR/checkpatch once.
 #
 # Ignored everywhere:
@@ -15,6 +17,9 @@
 #   lib/vqf_compat.h  MEMORY_BARRIER - it defines the barrier macros for
 #                     userspace; "barrier without comment" fires on the
 #                     definitions, and every use in lib/ is still checked.
+#   kernel/fuse/*.patch  FILE_PATH_CHANGES - "does MAINTAINERS need
+#                     updating?" for a new file: the series is not sent
+#                     upstream with a MAINTAINERS entry.
 set -eu
 
 make=$1
@@ -40,5 +45,15 @@ for f in "$src"/kernel/*.c "$src"/kernel/*.h "$src"/lib/*.c "$src"/lib/*.h; do
 	fi
 	[ -z "$res" ] || printf '%s\n' "$res"
 done
-[ $status -eq 0 ] && echo "checkpatch: kernel/ and lib/ clean"
+# Patches by absolute name: given "kernel/fuse/...", checkpatch.pl takes
+# every context line of a blank source line for trailing whitespace.
+for f in "$src"/kernel/fuse/*.patch; do
+	[ -e "$f" ] || continue
+	if ! res=$(perl "$cp" --no-tree --no-summary --terse \
+			--show-types --ignore FILE_PATH_CHANGES "$f" 2>&1); then
+		status=1
+	fi
+	[ -z "$res" ] || printf '%s\n' "$res"
+done
+[ $status -eq 0 ] && echo "checkpatch: kernel/, lib/ and kernel/fuse/ clean"
 exit $status

@@ -37,6 +37,8 @@ link_dir() {	# link_dir FROMDIR TODIR PATTERN...
 link_dir "$src/kernel" "$out" Kbuild '*.c' '*.h'
 link_dir "$src/lib" "$out/lib" '*.c' '*.h'
 link_dir "$src/lib" "$out/libt" '*.c' '*.h'
+# fuse_i.h of the patched series includes "vqf/vqf_version.h"
+link_dir "$src/lib" "$out/vqf" '*.h'
 # vqfuse_req.c is also tested inside vqfuse_test.ko (suite "glue").
 link_dir "$src/kernel" "$out/kt" vqfuse_req.c vqfuse_req.h
 link_dir "$src/tests/vectors" "$out/vectors" '*.h'

@@ -19,11 +19,13 @@
 #include <linux/virtio.h>
 #include <linux/atomic.h>
 #include "vqf_forget.h"
+#include "vqf_version.h"
 
 struct fuse_req;
 struct fuse_iqueue;
 struct fuse_dev;
 struct dentry;
+struct dax_device;
 
 #define VQF_VQ_NAME_LEN	24
 
@@ -104,6 +106,15 @@ struct vqfk_kfs {
 	atomic64_t bad_reply[VQF_BAD_NR];
 	struct delayed_work watchdog;	/* see dead_timeout */
 	bool dead;			/* reset by the watchdog: for good */
+	/* DAX window (vqfuse_dax.c), NULL/0 without shm region 0 */
+	struct dax_device *dax_dev;
+	void *window_kaddr;
+	phys_addr_t window_phys_addr;
+	size_t window_len;
+	/* version table (vqfuse_ver.c), NULL without shm region 1 */
+	struct vqf_ver_table *ver_table;
+	struct vqf_ver_table ver_table_s;
+	u64 ver_rejected;		/* regions lib refused */
 };
 
 extern struct mutex vqfk_mutex;
@@ -122,6 +133,13 @@ void vqfk_set_fiq(struct vqfk_kfs *fs, struct fuse_iqueue *fiq);
 void vqfk_free_devs(struct vqfk_kfs *fs);
 void vqfk_watchdog_start(struct vqfk_kfs *fs);
 void vqfk_watchdog_stop(struct vqfk_kfs *fs);
+
+/* vqfuse_dax.c */
+int vqfk_dax_setup(struct virtio_device *vdev, struct vqfk_kfs *fs);
+
+/* vqfuse_ver.c */
+int vqfk_ver_setup(struct virtio_device *vdev, struct vqfk_kfs *fs);
+void vqfk_ver_debugfs(struct vqfk_kfs *fs, struct dentry *dir);
 
 /* vqfuse_super.c */
 extern struct file_system_type vqfk_fs_type;

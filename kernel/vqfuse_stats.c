@@ -102,6 +102,7 @@ void vqfk_stats_add_device(struct vqfk_kfs *fs)
 	debugfs_create_file("tag", 0444, d, fs, &vqfk_tag_fops);
 	debugfs_create_file("queues", 0444, d, fs, &vqfk_queues_fops);
 	debugfs_create_file("bad_reply", 0444, d, fs, &vqfk_bad_reply_fops);
+	vqfk_ver_debugfs(fs, d);
 }
 
 void vqfk_stats_remove_device(struct vqfk_kfs *fs)

@@ -4,15 +4,17 @@
  *
  *   mount -t vqfuse TAG /mnt [-o dax=never]
  *
- * Options and defaults are upstream virtiofs's.  There is no DAX window
- * yet: "dax" and "dax=always" are refused, "dax=inode" (the default) and
- * "dax=never" both mean no DAX.
+ * Options and defaults are upstream virtiofs's: "dax" or "dax=always" maps
+ * every file through the device's DAX window (vqfuse_dax.c) and is refused
+ * when the device has none; "dax=inode" (the default) leaves it to the
+ * server's FUSE_ATTR_DAX per file; "dax=never" does not use the window.
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/fs_parser.h>
 #include <linux/slab.h>
 #include <linux/virtio.h>
+#include <linux/virtio_fs.h>
 #include "fuse_i.h"
 #include "vqfuse.h"
 
@@ -56,8 +58,6 @@ static int vqfk_parse_param(struct fs_context *fsc, struct fs_parameter *param)
 	default:
 		return -EINVAL;
 	}
-	if (ctx->dax_mode == FUSE_DAX_ALWAYS)
-		return invalf(fsc, "vqfuse: no DAX window support yet");
 	return 0;
 }
 
@@ -113,6 +113,15 @@ static int vqfk_fill_super(struct super_block *sb, struct fs_context *fsc)
 	/* vqfuse installs its own fuse devices, one per virtqueue. */
 	ctx->fudptr = NULL;
 	ctx->dax_dev = NULL;
+	if (ctx->dax_mode != FUSE_DAX_NEVER) {
+		err = -EINVAL;
+		if (ctx->dax_mode == FUSE_DAX_ALWAYS && !fs->dax_dev) {
+			errorf(fsc, "vqfuse: tag <%s>: dax=always needs a DAX window, and the device has no shared memory region %u",
+			       fs->tag, VIRTIO_FS_SHMCAP_ID_CACHE);
+			goto err_free_fuse_devs;
+		}
+		ctx->dax_dev = fs->dax_dev;
+	}
 	err = fuse_fill_super_common(sb, ctx);
 	if (err < 0)
 		goto err_free_fuse_devs;
@@ -139,6 +148,10 @@ static void vqfk_conn_destroy(struct fuse_mount *fm)
 {
 	struct fuse_conn *fc = fm->fc;
 	struct vqfk_kfs *fs = fc->iq.priv;
+
+	/* The DAX reclaim worker sends requests: stop it before the queues. */
+	if (IS_ENABLED(CONFIG_FUSE_DAX))
+		fuse_dax_cancel_work(fc);
 
 	/* Pending FORGETs go out, then hiprio stops before DESTROY. */
 	vqfk_stop_hiprio(fs);
@@ -213,6 +226,8 @@ static int vqfk_get_tree(struct fs_context *fsc)
 	fc->delete_stale = true;
 	fc->auto_submounts = true;
 	fc->sync_fs = true;
+	/* fuse.ko asks INIT for entry versions only with a table */
+	fc->ver_table = fs->ver_table;
 	/* A request's sg list must fit the ring: FUSE splits bigger I/O. */
 	fc->max_pages_limit = min_t(unsigned int, fc->max_pages_limit,
 				    vring_size - VQF_HEADER_OVERHEAD);

@@ -948,6 +948,12 @@ static int vqfk_probe(struct virtio_device *vdev)
 	ret = vqfk_setup_vqs(vdev, fs);
 	if (ret < 0)
 		goto out;
+	ret = vqfk_dax_setup(vdev, fs);
+	if (ret < 0)
+		goto out_vqs;
+	ret = vqfk_ver_setup(vdev, fs);
+	if (ret < 0)
+		goto out_vqs;
 
 	/* Requests may be sent as soon as the tag is visible to mount. */
 	virtio_device_ready(vdev);

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# fuse-tree.sh SRC OUT TARBALL TOPDIR - the patched fs/fuse for kbuild.
+#
+#   OUT/fuse-tree/fs/fuse/       fs/fuse of the linux-source tarball (the
+#                                exact source of the guests' fuse.ko) with
+#                                SRC/kernel/fuse/*.patch applied in order
+#   OUT/fuse-tree/fs/fuse/vqf/   symlinks to SRC/lib/*.[ch] and the DAX
+#                                vectors (0001 builds them into fuse.ko)
+#   OUT/fuse/fuse_i.h            the patched fuse_i.h vqfuse.ko is built
+#                                against
+#
+# The tree is extracted and patched again only when a patch, the tarball
+# or this script changed (a stamp holds their checksums), so a rebuild
+# does not recompile fuse.ko for nothing.  Nothing is written to SRC.
+set -eu
+
+src=$1
+out=$2
+tarball=$3
+topdir=$4
+
+tree=$out/fuse-tree
+fuse=$tree/fs/fuse
+stamp=$tree/stamp
+
+want=$( (ls -l "$tarball"; cat "$0" "$src"/kernel/fuse/*.patch) | cksum)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	tar -xJf "$tarball" -C "$tree" --strip-components=1 "$topdir/fs/fuse"
+	for p in "$src"/kernel/fuse/*.patch; do
+		[ -e "$p" ] || continue
+		if ! patch -p1 -s -N -d "$tree" --no-backup-if-mismatch \
+				<"$p"; then
+			echo "vqfuse: $(basename "$p") does not apply to" \
+				"$topdir/fs/fuse" >&2
+			exit 1
+		fi
+	done
+	echo "$want" >"$stamp"
+fi
+
+mkdir -p "$fuse/vqf"
+for f in "$src"/lib/*.c "$src"/lib/*.h "$src"/tests/vectors/dax_vectors.h; do
+	[ -e "$f" ] && ln -sfn "$f" "$fuse/vqf/$(basename "$f")"
+done
+find "$fuse/vqf" -maxdepth 1 -type l ! -exec test -e {} \; -delete
+
+# Rewritten only on change: vqfuse.ko's objects depend on it.
+mkdir -p "$out/fuse"
+if ! cmp -s "$fuse/fuse_i.h" "$out/fuse/fuse_i.h"; then
+	cp "$fuse/fuse_i.h" "$out/fuse/fuse_i.h"
+fi
