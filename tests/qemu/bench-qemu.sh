@@ -9,12 +9,27 @@
 #   cmake --build build --target bench-qemu
 #
 # vqfuse.ko is measured when it exists in VQF_KO_DIR (default build/kernel).
+# VQF_BENCH_DAX=1 measures virtiofs with a DAX window instead (see
+# bench-dax.sh and docs/qemu-tests.md); VQF_BENCH_GUESTS=1 runs the
+# two-guest benchmark (bench-guests.sh BINDIR [NFILES [CHUNKS]]).
 set -u
 VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
 VQF_QEMU_BIN=$(cd "$1" && pwd)
 n=${2:-1000}
 rounds=${3:-2}
 . "$VQF_QEMU_SRC/qemu-lib.sh"
+
+if [ "${VQF_BENCH_GUESTS:-0}" = 1 ]; then
+	shift
+	exec "$VQF_QEMU_SRC/bench-guests.sh" "$VQF_QEMU_BIN" "$@"
+fi
+
+# VQF_BENCH_DAX=1: the RFC's psync rows instead (bench_dax below).
+if [ "${VQF_BENCH_DAX:-0}" = 1 ]; then
+	. "$VQF_QEMU_SRC/bench-dax.sh"
+	bench_dax "$n" "$rounds"
+	exit $?
+fi
 
 ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
 fss=${VQF_BENCH_FS:-virtiofs 9p}

@@ -22,16 +22,29 @@ vqf_modset()
 	done
 }
 
+# vqf_fuse_load [PARAM=VALUE...]: fuse.ko for vqfuse.ko, the patched one of
+# kernel/fuse/ (DAX range management from lib/) when it was built; the
+# in-tree fuse.ko stays the baseline of virtiofs and 9p.
+vqf_fuse_load()
+{
+	vqf_loaded fuse && return 0
+	if [ -f /lib/vqf/fuse-vqf.ko ]; then
+		insmod /lib/vqf/fuse-vqf.ko "$@" ||
+			{ echo "# insmod fuse-vqf failed"; return 1; }
+	else
+		vqf_modset fuse
+	fi
+}
+
 # vqf_fs_load FSTYPE [PARAM=VALUE...] / vqf_fs_unload FSTYPE: the
 # filesystem module (with vqfuse.ko's parameters) and fuse.ko, both loaded
 # and unloaded on every cycle.
 vqf_fs_load()
 {
-	vqf_modset fuse || return 1
 	case $1 in
-	virtiofs) vqf_modset virtiofs ;;
-	vqfuse) shift; insmod /lib/vqf/vqfuse.ko "$@" ;;
-	9p) vqf_modset 9p ;;
+	vqfuse) shift; vqf_fuse_load && insmod /lib/vqf/vqfuse.ko "$@" ;;
+	virtiofs) vqf_modset fuse && vqf_modset virtiofs ;;
+	9p) vqf_modset fuse && vqf_modset 9p ;;
 	esac
 }
 
@@ -45,18 +58,107 @@ vqf_fs_unload()
 	rmmod fuse
 }
 
+# vqf_mount FSTYPE: on /mnt, with the options in VQF_MOUNT_OPTS (e.g.
+# dax=always), which /proc/mounts must then show.
 vqf_mount()
 {
 	case $1 in
 	9p) mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
 		"$VQF_9P_TAG" "$MNT" ;;
-	*) mount -t "$1" "$VQF_TAG" "$MNT" ;;
+	# VQF_MOUNT_OPTS: e.g. dax=always
+	*) mount -t "$1" ${VQF_MOUNT_OPTS:+-o "$VQF_MOUNT_OPTS"} \
+		"$VQF_TAG" "$MNT" || return 1
+	   [ -z "${VQF_MOUNT_OPTS:-}" ] && return 0
+	   grep -q " $MNT .*[ ,]$VQF_MOUNT_OPTS[ ,]" /proc/mounts && return 0
+	   echo "# $1 mounted without $VQF_MOUNT_OPTS: $(grep " $MNT " /proc/mounts)"
+	   umount "$MNT"
+	   return 1 ;;
 	esac
 }
 
-# vqf_suite_cycles FSTYPE N: N times load -> mount -> suite -> unmount ->
-# remount -> verify (read back from the host, not the page cache) ->
-# unmount -> unload.  Each cycle writes its own folder FSTYPE-i.
+# vqf_dax_mount: virtiofs mounted with -o dax=always, which the in-tree
+# driver refuses without a DAX window; /proc/mounts must say dax=always.
+vqf_dax_mount()
+{
+	VQF_MOUNT_OPTS=dax=always
+	vqf_fs_load virtiofs && vqf_mount virtiofs || return 1
+	grep " $MNT " /proc/mounts | sed 's/^/# mount: /'
+	grep " $MNT " /proc/mounts | grep -q 'dax=always' ||
+		{ echo "# not mounted with dax=always"; return 1; }
+}
+
+# vqf_dax_suite N: the POSIX suite cycles with -o dax=always.
+vqf_dax_suite()
+{
+	echo "VQF-BEGIN dax-mount"
+	rc=1
+	if vqf_dax_mount; then
+		rc=0
+		umount "$MNT" || rc=1
+		vqf_fs_unload virtiofs || rc=1
+	fi
+	echo "VQF-END dax-mount rc=$rc"
+	VQF_MOUNT_OPTS=dax=always vqf_suite_cycles virtiofs "$1" && [ $rc = 0 ]
+}
+
+# vqf_dax_reclaim FILE: a file larger than the window, every byte read,
+# rewritten in place (pwrite and mmap stores) and read again through DAX,
+# so that ranges are reclaimed and mapped again all along.  The host then
+# checks the new content.
+vqf_dax_reclaim()
+{
+	echo "VQF-BEGIN dax-reclaim"
+	rc=1
+	if vqf_dax_mount; then
+		vqf-bench rewrite "$MNT/$1" 77 78 && rc=0
+		umount "$MNT" || rc=1
+		vqf_fs_unload virtiofs || rc=1
+	fi
+	echo "VQF-END dax-reclaim rc=$rc"
+	return $rc
+}
+
+# vqf_dax_hostile FILE: the guest sees a window larger than the daemon's
+# (QEMU's cache-size), so the driver asks SETUPMAPPING for ranges the
+# daemon must refuse.  Reading FILE (larger than the daemon's window) must
+# fail with an error, not oops; the guest carries on: a remount reads the
+# start of FILE through DAX again, and the suite runs without DAX.
+vqf_dax_hostile()
+{
+	echo "VQF-BEGIN dax-hostile"
+	rc=1
+	if vqf_dax_mount; then
+		rc=0
+		if out=$(dd if="$MNT/$1" of=/dev/null bs=1M 2>&1); then
+			echo "# read of $1 did not fail: $out"
+			rc=1
+		else
+			echo "$out" | sed 's/^/# dd: /'
+		fi
+		umount "$MNT" || rc=1
+		vqf_fs_unload virtiofs || rc=1
+	else
+		rc=1
+	fi
+	# the device and the driver keep working
+	if vqf_dax_mount; then
+		dd if="$MNT/$1" of=/dev/null bs=1M count=4 2>&1 |
+			sed 's/^/# dd again: /'
+		dd if="$MNT/$1" of=/dev/null bs=1M count=4 2>/dev/null ||
+			{ echo "# the start of $1 does not read again"; rc=1; }
+		umount "$MNT" || rc=1
+		vqf_fs_unload virtiofs || rc=1
+	else
+		rc=1
+	fi
+	echo "VQF-END dax-hostile rc=$rc"
+	VQF_MOUNT_OPTS= vqf_suite_cycles virtiofs 1 && [ $rc = 0 ]
+}
+
+# vqf_suite_cycles FSTYPE N: N times load -> mount -> suite -> users part
+# -> unmount -> remount -> verify (read back from the host, not the page
+# cache) -> unmount -> unload.  Each cycle writes its own folders FSTYPE-i
+# and FSTYPE-i-users.
 vqf_suite_cycles()
 {
 	fs=$1 n=$2 i=1 bad=0
@@ -67,6 +169,7 @@ vqf_suite_cycles()
 		if vqf_fs_load "$fs" && vqf_mount "$fs"; then
 			vqf-posix run "$MNT/$d"
 			rc=$?
+			vqf-posix users "$MNT/$d-users" || rc=1
 			umount "$MNT" || { echo "# umount failed"; rc=1; }
 			if vqf_mount "$fs"; then
 				vqf-posix verify "$MNT/$d" || rc=1
@@ -98,10 +201,205 @@ vqf_vqfuse_counters()
 		return 1
 	fi
 	echo "$q" | sed 's/^/# vqfuse: /'
+	sed 's/^/# vqfuse-ver: /' /sys/kernel/debug/vqfuse/*/version
 	if echo "$q" | grep -qE 'bad_reply=[1-9]|in_flight=[1-9]'; then
 		echo "# vqfuse counters: refused replies or requests in flight"
 		return 1
 	fi
+}
+
+# vqf_sent: FUSE requests vqfuse.ko sent so far, over every queue.
+vqf_sent()
+{
+	vqf_sent_n
+	echo "$VQF_N"
+}
+
+# vqf_sent_n: the same in VQF_N, with shell builtins only: under TCG each
+# fork costs more than the stat it counts.
+vqf_sent_n()
+{
+	VQF_N=0
+	for q in /sys/kernel/debug/vqfuse/*/queues; do
+		while read -r l; do
+			case $l in
+			requests*" sent="*)
+				l=${l#* sent=}
+				VQF_N=$((VQF_N + ${l%% *})) ;;
+			esac
+		done <"$q"
+	done
+}
+
+# vqf_version_table: vqfuse.ko over a device with the shared version table
+# (shm region 1).  Once the file's versions are cached and its 1 s
+# timeouts have run out, only the table can save a round trip: 20 stats
+# must send no request;
+# then the host appends to the file (run-test.sh waits for ver-req) and
+# the next stat sees the new size.
+vqf_version_table()
+{
+	echo "VQF-BEGIN version"
+	rc=1
+	v=/sys/kernel/debug/vqfuse/*/version
+	if vqf_fs_load vqfuse && vqf_mount vqfuse; then
+		rc=0
+		grep -q ' /sys/kernel/debug ' /proc/mounts ||
+			mount -t debugfs none /sys/kernel/debug
+		grep -q '^slots [1-9]' $v || { echo "# no version table"; rc=1; }
+		echo v1 >"$MNT/ver-file" || rc=1
+		stat -c %s "$MNT/ver-file" >/dev/null || rc=1
+		stat -c %s "$MNT/ver-file" >/dev/null || rc=1
+		sleep 2
+		# Revalidated once: the reply to CREATE carried no usable
+		# version (the device's files changed while it was served).
+		stat -c %s "$MNT/ver-file" >/dev/null || rc=1
+		before=$(vqf_sent)
+		i=0
+		while [ $i -lt 20 ]; do
+			stat -c %s "$MNT/ver-file" >/dev/null || rc=1
+			i=$((i + 1))
+		done
+		after=$(vqf_sent)
+		echo "# version: 20 stats of an unchanged file sent $((after - before)) requests"
+		[ "$after" = "$before" ] || rc=1
+		: >"$MNT/ver-req"
+		i=0
+		while [ ! -e "$MNT/ver-ack" ] && [ $i -lt 3000 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		[ -e "$MNT/ver-ack" ] || { echo "# host never changed the file"; rc=1; }
+		size=$(stat -c %s "$MNT/ver-file")
+		echo "# version: size after the host's append: $size"
+		[ "$size" = 11 ] || rc=1
+		vqf_version_dirplus || rc=1
+		vqf_version_hostile || rc=1
+		cat $v | sed 's/^/# version: /'
+		rm -f "$MNT/ver-file" "$MNT/ver-req" "$MNT/ver-ack" || rc=1
+		umount "$MNT" || { echo "# umount failed"; rc=1; }
+		vqf_vqfuse_counters || rc=1
+		vqf_fs_unload vqfuse || { echo "# unload failed"; rc=1; }
+	else
+		echo "# load or mount of vqfuse failed"
+	fi
+	echo "VQF-END version rc=$rc"
+	return $rc
+}
+
+# vqf_ver_count FILE PHASE OPCODE: requests of OPCODE in PHASE, from the
+# VQF-OPS lines vqf_trace_counts left in FILE.
+vqf_ver_count()
+{
+	awk -v p="$2" -v o="$3" '$2 == p && $3 == o { n = $4 }
+		END { print n + 0 }' "$1"
+}
+
+# vqf_ver_stat NAME: one counter of debugfs "version".
+vqf_ver_stat()
+{
+	sed -n "s/^$1 //p" /sys/kernel/debug/vqfuse/*/version
+}
+
+# vqf_version_dirplus: READDIRPLUS carries no versions (patch 0011):
+# names an `ls -l` linked are proven by their unchanged directory, so
+# once their 1 s timeouts ran out, stats of them send no LOOKUP (only
+# GETATTRs: their inodes have no slot yet); after the directory changed,
+# every one of them is looked up again.
+vqf_version_dirplus()
+{
+	r=0
+	n=40
+	mkdir "$MNT/dp" || return 1
+	i=1
+	while [ $i -le $n ]; do
+		echo "$i" >"$MNT/dp/f$i" || r=1
+		i=$((i + 1))
+	done
+	# forget every dentry and inode: the next names come from READDIRPLUS
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	vqf_trace_start || { echo "# no kprobe tracing"; return 1; }
+	echo "vqf-phase dp-ls" >$VQF_BENCH_MARK
+	ls -l "$MNT/dp" >/dev/null || r=1
+	echo "vqf-phase idle" >$VQF_BENCH_MARK
+	sleep 2
+	echo "vqf-phase dp-same" >$VQF_BENCH_MARK
+	i=1
+	while [ $i -le $n ]; do
+		stat -c %s "$MNT/dp/f$i" >/dev/null || r=1
+		i=$((i + 1))
+	done
+	echo "vqf-phase idle" >$VQF_BENCH_MARK
+	: >"$MNT/dp/new" || r=1
+	echo "vqf-phase dp-changed" >$VQF_BENCH_MARK
+	i=1
+	while [ $i -le $n ]; do
+		stat -c %s "$MNT/dp/f$i" >/dev/null || r=1
+		i=$((i + 1))
+	done
+	echo "vqf-phase end" >$VQF_BENCH_MARK
+	vqf_trace_counts >/tmp/dp-ops
+	sed 's/^/# version: /' /tmp/dp-ops
+	rdp=$(vqf_ver_count /tmp/dp-ops dp-ls 44)
+	l1=$(vqf_ver_count /tmp/dp-ops dp-same 1)
+	l2=$(vqf_ver_count /tmp/dp-ops dp-changed 1)
+	echo "# version: dirplus: READDIRPLUS=$rdp, LOOKUPs of $n names: $l1 (directory unchanged), $l2 (changed)"
+	[ "$rdp" -ge 1 ] || r=1
+	[ "$l1" = 0 ] || r=1
+	[ "$l2" -ge $n ] || r=1
+	rm -rf "$MNT/dp" || r=1
+	return $r
+}
+
+# vqf_version_hostile: the daemon (--ver-hostile 1) lies in every entry
+# reply while .vqf-hostile exists: a version ahead of its slot (seed 010's
+# "versions going backwards") and another slot (its "version_ptr
+# changing"), in turn.  Each lie must be counted (debugfs backward,
+# index_changed) and answered with a round trip: what the guest reads,
+# through names looked up again and again, must stay true.
+vqf_version_hostile()
+{
+	r=0
+	b0=$(vqf_ver_stat backward)
+	c0=$(vqf_ver_stat index_changed)
+	mkdir "$MNT/hs" || return 1
+	: >"$MNT/.vqf-hostile" || return 1
+	round=1
+	while [ $round -le 3 ]; do
+		i=1
+		while [ $i -le 8 ]; do
+			echo "r$round-$i" >>"$MNT/hs/g$i" || r=1
+			chmod 60$((i % 8)) "$MNT/hs/g$i" || r=1
+			i=$((i + 1))
+		done
+		# the directory changes, so its names are looked up again
+		# (each lookup lied about); in the last round on fresh inodes
+		: >"$MNT/hs/round$round" || r=1
+		if [ $round = 3 ]; then
+			sync
+			echo 2 >/proc/sys/vm/drop_caches
+		fi
+		i=1
+		while [ $i -le 8 ]; do
+			m=$(stat -c %a "$MNT/hs/g$i")
+			[ "$m" = 60$((i % 8)) ] ||
+				{ echo "# hostile: g$i mode $m"; r=1; }
+			l=$(wc -l <"$MNT/hs/g$i")
+			[ "$l" = $round ] ||
+				{ echo "# hostile: g$i has $l lines"; r=1; }
+			i=$((i + 1))
+		done
+		round=$((round + 1))
+	done
+	rm -f "$MNT/.vqf-hostile"
+	b1=$(vqf_ver_stat backward)
+	c1=$(vqf_ver_stat index_changed)
+	echo "# version: hostile: backward $b0 -> $b1, index_changed $c0 -> $c1"
+	[ "$b1" -gt "$b0" ] || r=1
+	[ "$c1" -gt "$c0" ] || r=1
+	rm -rf "$MNT/hs" || r=1
+	return $r
 }
 
 # vqf_mq_spread N: vqfuse.ko over a device with N request queues and N
@@ -140,16 +438,22 @@ vqf_mq_spread()
 	return $rc
 }
 
-# vqf_ktap_module: the in-kernel test vectors.  KTAP goes to the kernel log,
-# which /init prints between markers; the module's load status says whether
-# it ran.
+# vqf_ktap_module: the in-kernel test vectors: the patched fuse.ko's DAX
+# vectors (dax_selftest=1), then vqfuse_test.ko's suites.  KTAP goes to the
+# kernel log, which /init prints between markers; each module's load status
+# says whether its cases passed.
 vqf_ktap_module()
 {
 	echo "VQF-BEGIN ktap"
-	vqf_modset fuse
-	insmod /lib/vqf/vqfuse_test.ko
-	rc=$?
+	rc=0
+	if [ -f /lib/vqf/fuse-vqf.ko ]; then
+		vqf_fuse_load dax_selftest=1 || { rc=1; vqf_modset fuse; }
+	else
+		vqf_modset fuse
+	fi
+	insmod /lib/vqf/vqfuse_test.ko || rc=1
 	vqf_loaded vqfuse_test && rmmod vqfuse_test
+	rmmod fuse || rc=1
 	echo "VQF-END ktap rc=$rc"
 	return $rc
 }
@@ -233,4 +537,206 @@ vqf_kill_scenario()
 	fi
 	echo "VQF-END kill-$fs rc=$rc"
 	return $rc
+}
+
+# vqf_trace_start / vqf_trace_counts: count the FUSE requests of each phase
+# that a program marks with "vqf-phase NAME" in VQF_BENCH_MARK (kprobes on
+# fuse_simple_request/_background: the opcode is at offset 8 of fuse_args).
+# Prints "VQF-OPS PHASE OPCODE COUNT" lines.
+VQF_TRACE=/sys/kernel/tracing
+vqf_trace_start()
+{
+	T=$VQF_TRACE
+	grep -q " $T " /proc/mounts || mount -t tracefs nodev $T || return 1
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo 'p:vqfsync fuse_simple_request op=+8(%si):u32' >>$T/kprobe_events &&
+	echo 'p:vqfbg fuse_simple_background op=+8(%si):u32' >>$T/kprobe_events &&
+	echo 1 >$T/events/kprobes/enable && echo 1 >$T/tracing_on || return 1
+	export VQF_BENCH_MARK=$T/trace_marker
+}
+
+vqf_trace_counts()
+{
+	T=$VQF_TRACE
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/kprobes/enable
+	awk '/tracing_mark_write: vqf-phase/ { ph = $NF; next }
+		/ vqf(sync|bg): / && ph != "" && ph != "end" {
+			split($NF, o, "="); c[ph " " o[2]]++ }
+		END { for (k in c) print "VQF-OPS " k " " c[k] }' $T/trace | sort
+	echo >$T/trace
+	echo >$T/kprobe_events
+	unset VQF_BENCH_MARK
+}
+
+# vqf_wait_or_dump PID SECONDS: wait for PID; if it still runs after
+# SECONDS (far beyond any normal run: work is bounded by operations), dump
+# what a hang needs (vqfuse's queues: a request in flight without a reply
+# is the transport's; the kernel stacks of the tasks in fuse/dax code: a
+# wait for a free range is the window's; sysrq-w), kill it and fail.
+vqf_wait_or_dump()
+{
+	n=0
+	while kill -0 "$1" 2>/dev/null && [ $n -lt "$2" ]; do
+		sleep 5
+		n=$((n + 5))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		echo "# no end after $n s: dump follows"
+		grep -q ' /sys/kernel/debug ' /proc/mounts ||
+			mount -t debugfs none /sys/kernel/debug
+		cat /sys/kernel/debug/vqfuse/*/queues 2>/dev/null |
+			sed 's/^/# vqfuse: /'
+		for p in /proc/[0-9]*; do
+			st=$(cat "$p/stack" 2>/dev/null)
+			case "$st" in
+			*fuse*|*dax*|*iomap*)
+				echo "# task ${p#/proc/} $(cat "$p/comm")" \
+					"$(grep State "$p/status")"
+				echo "$st" | sed 's/^/#   /' ;;
+			esac
+		done
+		echo w >/proc/sysrq-trigger
+		pkill -9 -P "$1" 2>/dev/null
+		kill -9 "$1" 2>/dev/null
+		wait "$1"
+		return 1
+	fi
+	wait "$1"
+}
+
+# vqf_dax_stress NPROC FILE_MIB OPS: vqfuse.ko with dax=always, NPROC
+# processes writing and mmap-ing their own FILE_MIB file OPS times each
+# (files several times the window), every byte checked in the guest (and
+# by the host afterwards: the folder is daxstress).  Fails unless the
+# stress and verify phases sent SETUPMAPPING and REMOVEMAPPING (opcodes 48,
+# 49) and no READ or WRITE (15, 16): mapped data never goes through FUSE
+# I/O.  fuse.ko's counters (logged at unmount) must show reclaim and no
+# errors.
+vqf_dax_stress()
+{
+	echo "VQF-BEGIN daxstress"
+	rc=1
+	if vqf_fs_load vqfuse && VQF_MOUNT_OPTS=dax=always vqf_mount vqfuse; then
+		mkdir -p "$MNT/daxstress"
+		vqf_trace_start || echo "# no kprobe tracing"
+		vqf-daxstress run "$MNT/daxstress" "$1" "$2" "$3" 1 &
+		vqf_wait_or_dump $! "${VQF_DAX_STRESS_WAIT:-420}"
+		rc=$?
+		ops=$(vqf_trace_counts)
+		echo "$ops"
+		for ph in stress verify; do
+			if echo "$ops" | grep -qE "^VQF-OPS $ph (15|16) "; then
+				echo "# daxstress: FUSE READ/WRITE in phase $ph"
+				rc=1
+			fi
+		done
+		for op in 48 49; do
+			echo "$ops" | grep -qE "^VQF-OPS stress $op [1-9]" || {
+				echo "# daxstress: no opcode $op in phase stress"
+				rc=1
+			}
+		done
+		umount "$MNT" || { echo "# umount failed"; rc=1; }
+		vqf_vqfuse_counters || rc=1
+		vqf_fs_unload vqfuse || { echo "# unload failed"; rc=1; }
+		# fuse.ko's window counters of this mount (patch 0005)
+		c=$(dmesg | grep 'fuse: dax: ' | tail -n 3)
+		echo "$c" | sed 's/^[^]]*] /# /'
+		if ! echo "$c" | grep -qE 'reclaimed_bg=[1-9]|reclaimed_direct=[1-9]'; then
+			echo "# daxstress: no range was reclaimed"
+			rc=1
+		fi
+		# REMOVEMAPPINGs of evictions at unmount may meet the ended
+		# connection (ENOTCONN, as upstream): not counted against it
+		if echo "$c" | grep 'errors:' | sed 's/ remove=[0-9]*//' |
+				grep -qE '=[1-9]'; then
+			echo "# daxstress: fuse.ko counted DAX errors"
+			rc=1
+		fi
+	else
+		echo "# load or dax=always mount of vqfuse failed"
+	fi
+	echo "VQF-END daxstress rc=$rc"
+	return $rc
+}
+
+# ---- two guests on one daemon (run-guests.sh) ------------------------------
+
+# vqf_g_serve: the guest side of run-guests.sh.  Reads "N COMMAND" lines
+# from the console and answers each with one line "VQF-DONE N rc=RC OUT"
+# (OUT: the command's output on one line); "quit" ends it.
+vqf_g_serve()
+{
+	echo "VQF-READY"
+	while read -r n cmd; do
+		[ "$n" = quit ] && return 0
+		out=$(eval "$cmd" 2>&1)
+		rc=$?
+		echo "VQF-DONE $n rc=$rc" $out
+	done
+	return 1
+}
+
+# vqf_g_mount [-o OPTS] [PARAM=VALUE...]: vqfuse.ko (with its parameters)
+# on /mnt, with mount options OPTS (one, as /proc/mounts shows it).  An
+# observer mounts noatime: every read marks atime stale, and without
+# noatime (patch 0014) its next stat is a GETATTR in every cache mode.
+vqf_g_mount()
+{
+	o=
+	[ "${1:-}" = -o ] && { o=$2; shift 2; }
+	vqf_fs_load vqfuse "$@" && VQF_MOUNT_OPTS=$o vqf_mount vqfuse ||
+		return 1
+	grep -q ' /sys/kernel/debug ' /proc/mounts ||
+		mount -t debugfs none /sys/kernel/debug
+	echo "table-slots=$(sed -n 's/^slots //p' /sys/kernel/debug/vqfuse/*/version)"
+}
+
+vqf_g_umount()
+{
+	umount "$MNT" && vqf_vqfuse_counters >/dev/null && vqf_fs_unload vqfuse
+}
+
+# vqf_g_look NAME...: for each file of $MNT/g,
+# NAME=SIZE:MODE:CTIME:CONTENT/SENT (NAME=none/SENT when it does not
+# exist; CTIME with nanoseconds, _ for blanks), SENT being the FUSE
+# requests its stat sent (debugfs; the content is read after counting).
+vqf_g_look()
+{
+	for f; do
+		vqf_sent_n
+		b=$VQF_N
+		s=$(stat -c %s:%a:%z "$MNT/g/$f" 2>/dev/null)
+		vqf_sent_n
+		if [ -n "$s" ]; then
+			set -- $s
+			c=
+			read -r c 2>/dev/null <"$MNT/g/$f"
+			printf '%s=%s_%s_%s:%s/%s ' "$f" "$1" "$2" "$3" "$c" \
+				$((VQF_N - b))
+		else
+			printf '%s=none/%s ' "$f" $((VQF_N - b))
+		fi
+	done
+	echo
+}
+
+# vqf_g_change KIND NAME: guest B's change of $MNT/g/NAME (as the host's
+# in run-guests.sh): create it (10 bytes), unlink it, rename it to
+# NAME.new, chmod 600, truncate to 3 bytes, overwrite its 10 bytes in
+# place, or set the xattr user.k.
+vqf_g_change()
+{
+	case $1 in
+	create) printf 0123456789 >"$MNT/g/$2" ;;
+	unlink) rm "$MNT/g/$2" ;;
+	name) mv "$MNT/g/$2" "$MNT/g/$2.new" ;;
+	chmod) chmod 600 "$MNT/g/$2" ;;
+	truncate) truncate -s 3 "$MNT/g/$2" ;;
+	write) printf abcdefghij | dd of="$MNT/g/$2" conv=notrunc 2>/dev/null ;;
+	setxattr) vqf-cohere setxattr "$MNT/g/$2" user.k v ;;
+	*) return 1 ;;
+	esac
 }

@@ -9,14 +9,22 @@
 # Optional environment:
 #   VQF_KVER       kernel version (default: <ko dir>/kernel-version, else the
 #                  newest /boot/vmlinuz-6.1.0-*-amd64 with modules.dep)
-#   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko (default
-#                  <build>/kernel)
+#   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko and the patched
+#                  fuse.ko (default <build>/kernel)
 #   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
 #   VQF_QEMU_SMP   guest vCPUs (default 2)
 #   VQF_QEMU_NREQ  request virtqueues of the virtio-fs device (default 1)
+#   VQF_QEMU       the QEMU binary (default qemu-system-x86_64 from PATH,
+#                  Debian's; build/qemu/qemu-system-x86_64 is the patched
+#                  one that scripts/build-qemu.sh makes, see qemu/)
+#   VQF_QEMU_DEVOPTS  appended to the -device vhost-user-fs-pci options
+#                  (e.g. ",cache-size=32M" with the patched QEMU)
 #   VQF_DAEMON     the vhost-user back-end: virtiofsd (default, QEMU's C
-#                  virtiofsd) or sim (vqfuse-sim vhost-user, from
-#                  VQF_SIM_BIN, default <build>/sim/cli/vqfuse-sim)
+#                  virtiofsd), sim (vqfuse-sim vhost-user, from
+#                  VQF_SIM_BIN, default <build>/sim/cli/vqfuse-sim) or
+#                  libvirt (its vqfuse-virtiofsd name beside VQF_SIM_BIN,
+#                  started as libvirt starts virtiofsd: a listening socket
+#                  made by the caller, --fd=N, -o source=DIR,cache=auto)
 
 VQF_TAG=vqf
 VQF_9P_TAG=vqf9p
@@ -124,7 +132,11 @@ vqf_mkinitramfs()
 			strip --strip-debug -o "$root/lib/vqf/$m.ko" "$ko/$m.ko"
 		fi
 	done
-	for p in vqf-posix vqf-bench; do
+	# kernel/fuse/'s patched fuse.ko, for vqfuse runs only
+	if [ -f "$ko/fuse.ko" ]; then
+		strip --strip-debug -o "$root/lib/vqf/fuse-vqf.ko" "$ko/fuse.ko"
+	fi
+	for p in vqf-posix vqf-bench vqf-daxstress vqf-cohere; do
 		[ -x "$VQF_QEMU_BIN/$p" ] || vqf_die "$VQF_QEMU_BIN/$p not built"
 		cp "$VQF_QEMU_BIN/$p" "$root/bin/$p"
 	done
@@ -153,11 +165,30 @@ vqf_start_virtiofsd()
 {
 	shared=$1 sock=$2 log=$3
 	rm -f "$sock"
-	if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
+	if [ "${VQF_DAEMON:-virtiofsd}" = libvirt ]; then
+		sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
+		vfsd=$(dirname "$sim")/vqfuse-virtiofsd
+		[ -x "$vfsd" ] || vqf_die "$vfsd missing: build vqfuse-sim first"
+		# libvirt's qemuVirtioFSStart(): it binds and listens on the
+		# socket itself and hands the daemon the descriptor, with the
+		# legacy option list for <driver type='virtiofs'/>, <binary
+		# xattr='on'> and <cache mode='auto'/>.  python3 stands in for
+		# libvirt: make the socket, exec the daemon (same pid).
+		python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+os.set_inheritable(s.fileno(), True)
+os.execv(sys.argv[2], [sys.argv[2], "--fd=%d" % s.fileno(), "-o",
+         "source=%s,cache=auto,xattr" % sys.argv[3].replace(",", ",,")])
+' "$sock" "$vfsd" "$shared" >"$log" 2>&1 &
+	elif [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 		sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
 		[ -x "$sim" ] || vqf_die "$sim missing: build vqfuse-sim first"
+		# --xattr: as virtiofsd below (both default to no xattrs)
 		"$sim" vhost-user --socket "$sock" --shared "$shared" \
-			--queues "$VQF_QEMU_NREQ" --threads 2 \
+			--queues "$VQF_QEMU_NREQ" --threads 2 --xattr \
 			${VQF_SIM_ARGS:-} >"$log" 2>&1 &
 	else
 		/usr/lib/qemu/virtiofsd --socket-path="$sock" \
@@ -181,7 +212,8 @@ vqf_stop_virtiofsd()
 	if [ -n "${VQF_VIRTIOFSD_PID:-}" ]; then
 		# vqfuse-sim exits by itself once QEMU has disconnected
 		i=0
-		while [ "${VQF_DAEMON:-virtiofsd}" = sim ] && [ $i -lt 100 ] &&
+		while [ "${VQF_DAEMON:-virtiofsd}" != virtiofsd ] &&
+			[ $i -lt 100 ] &&
 			kill -0 "$VQF_VIRTIOFSD_PID" 2>/dev/null; do
 			sleep 0.1
 			i=$((i + 1))
@@ -207,15 +239,16 @@ vqf_run_qemu()
 		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
 		-numa node,memdev=mem \
 		-chardev "socket,id=vfs,path=$sock" \
-		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG,num-request-queues=$VQF_QEMU_NREQ"
+		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG,num-request-queues=$VQF_QEMU_NREQ${VQF_QEMU_DEVOPTS:-}"
 	if [ -n "$ninep" ]; then
 		set -- "$@" -virtfs \
 			"local,path=$ninep,mount_tag=$VQF_9P_TAG,security_model=none"
 	fi
 	if [ "${VQF_QEMU_TIMEOUT:-360}" = 0 ]; then
-		qemu-system-x86_64 "$@"
+		"${VQF_QEMU:-qemu-system-x86_64}" "$@"
 	else
-		timeout -k 5 "${VQF_QEMU_TIMEOUT:-360}" qemu-system-x86_64 "$@"
+		timeout -k 5 "${VQF_QEMU_TIMEOUT:-360}" \
+			"${VQF_QEMU:-qemu-system-x86_64}" "$@"
 	fi
 }
 

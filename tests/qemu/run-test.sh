@@ -14,12 +14,36 @@
 #                    virtiofsd) with 4 request queues and 4 vCPUs, then a
 #                    workload pinned to each CPU: every request queue must
 #                    carry requests (guest debugfs and the daemon's count)
-#   vqfuse-ktap      vqfuse_test.ko's in-kernel KTAP run
+#   virtiofs-libvirt one in-tree virtiofs cycle against vqfuse-virtiofsd
+#                    started exactly as libvirt starts virtiofsd (a socket
+#                    the caller made, --fd=N, -o source=DIR,cache=auto):
+#                    a guest defined for virtiofsd, our daemon in its place
+#   vqfuse-dax       DAX through the device's window (vqfuse-sim vhost-user
+#                    --dax-window, the patched QEMU): 2 vqfuse.ko cycles and
+#                    1 in-tree virtiofs cycle with -o dax=always (results
+#                    must match), then the reclaim stress (vqf_dax_stress)
+#   vqfuse-version   vqfuse.ko + the patched fuse.ko over the device's
+#                    version table (shm region 1, the patched QEMU): 20
+#                    stats of an unchanged file send no request, a host
+#                    append is seen, then one POSIX cycle with the table on
+#   vqfuse-ktap      vqfuse_test.ko's in-kernel KTAP run, and the patched
+#                    fuse.ko's DAX vectors (dax_selftest=1)
 #   kill-vqfuse      kill -9 virtiofsd while the guest writes: the writer
 #                    gets an error, nothing oopses, unmount and rmmod work
 #   kill-virtiofs    the same on the in-tree module as a baseline: nothing
 #                    oopses and the mount can be detached (upstream leaves
 #                    the writer blocked, see docs/qemu-tests.md)
+#   dax              the in-tree virtiofs with -o dax=always against
+#                    `vqfuse-sim vhost-user --dax-window` through the
+#                    patched QEMU (VQF_QEMU, see qemu/): 2 suite cycles;
+#                    the daemon must have mapped and unmapped ranges and
+#                    served no FUSE_READ
+#   dax-reclaim      a 64 MiB file through an 8 MiB window: read, rewritten
+#                    in place (pwrite and mmap) and read again; the host
+#                    checks every byte; no FUSE_READ or FUSE_WRITE
+#   dax-hostile      QEMU shows a 32 MiB window over the daemon's 8 MiB
+#                    (cache-size): the SETUPMAPPINGs past 8 MiB are
+#                    refused, the read fails, the guest carries on
 # BINDIR is the build folder holding vqf-posix and vqf-bench.
 #
 # Fails on: a QEMU timeout (hang), any "not ok", any Oops/BUG/WARNING/GPF/
@@ -57,6 +81,38 @@ vqfuse-mq)
 	VQF_DAEMON=sim VQF_QEMU_NREQ=4 VQF_QEMU_SMP=4
 	script='vqf_suite_cycles vqfuse 3; r=$?; vqf_suite_cycles virtiofs 1 || r=1; vqf_mq_spread 4 && [ $r = 0 ]'
 	labels='vqfuse-1 vqfuse-2 vqfuse-3 virtiofs-1 mq-spread' ;;
+virtiofs-libvirt)
+	VQF_DAEMON=libvirt
+	script='vqf_suite_cycles virtiofs 1'
+	labels='virtiofs-1' ;;
+vqfuse-dax)
+	need_ko vqfuse.ko
+	need_ko fuse.ko
+	# Debian's QEMU 7.2 has no shared memory for vhost-user-fs
+	if [ ! -x "${VQF_QEMU:-}" ]; then
+		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
+			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
+		exit 77
+	fi
+	# the simulator's device with a window; the patched QEMU exposes it
+	VQF_DAEMON=sim
+	VQF_SIM_ARGS="--dax-window ${VQF_DAX_WINDOW:-16M}"
+	# the stress last: after the POSIX cycles is the order that once
+	# hung (docs/kernel-dax.md); a hang ends in a dump, not a timeout
+	script='VQF_MOUNT_OPTS=dax=always vqf_suite_cycles vqfuse 2; r=$?; VQF_MOUNT_OPTS=dax=always vqf_suite_cycles virtiofs 1 || r=1; vqf_dax_stress 4 32 ${VQF_DAX_OPS:-1500} && [ $r = 0 ]'
+	labels='vqfuse-1 vqfuse-2 virtiofs-1 daxstress' ;;
+vqfuse-version)
+	need_ko vqfuse.ko
+	need_ko fuse.ko
+	# Only the patched QEMU gives the guest shm region 1
+	if [ ! -x "${VQF_QEMU:-}" ]; then
+		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
+			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
+		exit 77
+	fi
+	VQF_DAEMON=sim VQF_SIM_ARGS='--version-table --ver-hostile 1'
+	script='vqf_version_table; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
+	labels='version vqfuse-1' ;;
 vqfuse-ktap)
 	need_ko vqfuse_test.ko
 	script='vqf_ktap_module'
@@ -68,6 +124,25 @@ kill-vqfuse)
 	need_ko vqfuse.ko
 	script='vqf_kill_scenario vqfuse 1'
 	labels='kill-vqfuse' ;;
+dax|dax-reclaim|dax-hostile)
+	[ -n "${VQF_QEMU:-}" ] ||
+		vqf_die "$mode needs VQF_QEMU, the patched QEMU (scripts/build-qemu.sh)"
+	VQF_DAEMON=sim
+	case $mode in
+	dax)
+		VQF_SIM_ARGS="--dax-window 64M --version-table"
+		script='vqf_dax_suite 2'
+		labels='dax-mount virtiofs-1 virtiofs-2' ;;
+	dax-reclaim)
+		VQF_SIM_ARGS="--dax-window 8M"
+		script='vqf_dax_reclaim big.bin'
+		labels='dax-reclaim' ;;
+	dax-hostile)
+		VQF_SIM_ARGS="--dax-window 8M"
+		VQF_QEMU_DEVOPTS=",cache-size=32M"
+		script='vqf_dax_hostile big.bin'
+		labels='dax-hostile virtiofs-1' ;;
+	esac ;;
 *)
 	vqf_die "unknown mode $mode" ;;
 esac
@@ -81,12 +156,28 @@ killed=0
 
 vqf_mkinitramfs "$W"
 vqf_add_run_script "$W" "$script"
+case $mode in
+dax-reclaim|dax-hostile)
+	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/big.bin" 64 || exit 1 ;;
+esac
 vqf_start_virtiofsd "$W/shared" "$W/vfs.sock" "$W/virtiofsd.log"
 
 vqf_run_qemu "$W/boot.cpio" "$W/vfs.sock" >"$W/console.log" 2>&1 </dev/null &
 qpid=$!
 
 case $mode in
+vqfuse-version)
+	# The host's change, once the guest asks for it (bounded by QEMU's
+	# own timeout: the loop ends with QEMU).
+	while [ ! -e "$W/shared/ver-req" ] && kill -0 $qpid 2>/dev/null; do
+		sleep 0.2
+	done
+	if [ -e "$W/shared/ver-req" ]; then
+		echo "host: append to ver-file"
+		echo host-v2 >>"$W/shared/ver-file"
+		: >"$W/shared/ver-ack"
+	fi
+	;;
 kill-*)
 	# kill virtiofsd once the guest's writer is well under way
 	while [ ! -e "$W/shared/started" ] && kill -0 $qpid 2>/dev/null; do
@@ -152,19 +243,64 @@ for l in $labels; do
 		dm=$(sed -n '/^VQF-DMESG-BEGIN/,/^VQF-DMESG-END/p' "$W/console.txt")
 		echo "$dm" | grep -qE '\] +ok [0-9]+ ' || flag "no KTAP ok lines in the kernel log"
 		echo "$dm" | grep -qE '\] +1\.\.[0-9]+' || flag "no KTAP plan in the kernel log"
+		# the patched fuse.ko's own run of lib's DAX vectors
+		if [ -f "$ko/fuse.ko" ]; then
+			echo "$dm" | grep -qE '\] +# Subtest: fuse_dax' ||
+				flag "fuse.ko dax_selftest=1 printed no KTAP"
+			echo "$dm" | grep -qE '\] +ok 1 fuse_dax' ||
+				flag "fuse.ko's DAX vectors did not pass"
+		fi
 		;;
 	kill-*)
 		[ $killed = 1 ] || flag "writer never started, virtiofsd not killed"
+		;;
+	version)
+		sed -n '/^VQF-BEGIN version$/,/^VQF-END version /p' \
+			"$W/console.txt" | grep '^# version'
 		;;
 	mq-spread)
 		sed -n '/^VQF-BEGIN mq-spread$/,/^VQF-END mq-spread /p' \
 			"$W/console.txt" | grep '^# vqfuse'
 		;;
+	daxstress)
+		echo "host: vqf-daxstress verify $W/shared/daxstress"
+		"$VQF_QEMU_BIN/vqf-daxstress" verify "$W/shared/daxstress" 4 32 ||
+			flag "host-side check of the DAX stress files"
+		;;
 	esac
 done
 
+# The POSIX cycle of vqfuse-version ran with the table on (a fresh
+# vqfuse.ko, so its counters are the cycle's own): the table was asked
+# and found the suite's own changes, and the honest device told no lie
+# (initial_nonpositive is not one: the hub answers 0, "no usable
+# version", for an entry that raced a change).
+if [ $mode = vqfuse-version ]; then
+	ver=$(sed -n '/^VQF-BEGIN vqfuse-1$/,/^VQF-END vqfuse-1 /p' \
+		"$W/console.txt" | sed -n 's/^# vqfuse-ver: //p')
+	echo "$ver" | grep -q '^slots [1-9]' ||
+		flag "the POSIX cycle ran without the version table"
+	echo "$ver" | grep -qE '^(dentry|attr|negative)_stale [1-9]' ||
+		flag "the POSIX cycle never found a change through the table"
+	echo "$ver" | grep -E '^(index_out_of_range|index_changed|backward|entryver_short|entryver_long) [1-9]' &&
+		flag "the honest device's table was counted as lying (above)"
+fi
+
 # vqfuse-sim vhost-user: it must have seen the disconnect, refused
 # nothing and popped requests from every request queue.
+if [ "${VQF_DAEMON:-virtiofsd}" = libvirt ]; then
+	echo "host: vqfuse-virtiofsd log:"
+	cat "$W/virtiofsd.log"
+	grep -q 'listening on --fd=.*cache auto: timeout 1 s.*xattr on' \
+		"$W/virtiofsd.log" ||
+		flag "vqfuse-virtiofsd did not serve --fd with cache=auto, xattr"
+	grep -q 'front-end disconnected' "$W/virtiofsd.log" ||
+		flag "vqfuse-virtiofsd did not see QEMU disconnect"
+	grep -q ' messages, 0 refused' "$W/virtiofsd.log" ||
+		flag "vqfuse-virtiofsd refused vhost-user messages"
+	grep -q ' 0 refused, 0 queue breaks' "$W/virtiofsd.log" ||
+		flag "vqfuse-virtiofsd refused requests or saw a ring broken"
+fi
 if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 	echo "host: vqfuse-sim vhost-user log:"
 	grep -v '^vhost-user: ' "$W/virtiofsd.log"
@@ -174,6 +310,13 @@ if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 		flag "vqfuse-sim refused vhost-user messages"
 	grep -q ' 0 refused, 0 queue breaks' "$W/virtiofsd.log" ||
 		flag "vqfuse-sim refused requests or saw a ring broken"
+	# with a window: the guests mapped and unmapped through it
+	if [ $mode = vqfuse-dax ]; then
+		grep -qE 'dax: [1-9][0-9]* setups' "$W/virtiofsd.log" ||
+			flag "vqfuse-sim served no SETUPMAPPING"
+		grep -qE ' [1-9][0-9]* remove batches' "$W/virtiofsd.log" ||
+			flag "vqfuse-sim served no REMOVEMAPPING"
+	fi
 	q=1
 	while [ $q -le "$VQF_QEMU_NREQ" ]; do
 		grep -qE "requests per queue:.* q$q=[1-9]" "$W/virtiofsd.log" ||
@@ -181,6 +324,41 @@ if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 		q=$((q + 1))
 	done
 fi
+
+# DAX: what the daemon counted.  Mapped data moves without FUSE_READ (and,
+# where nothing extends a file, without FUSE_WRITE).
+dax_count()
+{
+	sed -n "s/.*$1 *\([0-9][0-9]*\).*/\1/p" "$W/virtiofsd.log" | head -1
+}
+case $mode in
+dax*)
+	setups=$(dax_count 'dax:')
+	removes=$(sed -n 's/.* \([0-9][0-9]*\) remove batches.*/\1/p' "$W/virtiofsd.log" | head -1)
+	refused=$(sed -n 's/.* \([0-9][0-9]*\) refused, [0-9]* bad fh.*/\1/p' "$W/virtiofsd.log" | head -1)
+	reads=$(sed -n 's/.* READ=\([0-9][0-9]*\).*/\1/p' "$W/virtiofsd.log" | head -1)
+	writes=$(sed -n 's/.* WRITE=\([0-9][0-9]*\).*/\1/p' "$W/virtiofsd.log" | head -1)
+	echo "host: DAX: ${setups:-?} SETUPMAPPING, ${removes:-?} REMOVEMAPPING batches, ${refused:-?} refused, FUSE_READ ${reads:-0}, FUSE_WRITE ${writes:-0}"
+	[ "${setups:-0}" -gt 0 ] || flag "the daemon mapped nothing"
+	grep -q ' 0 map refused, 0 unmap refused' "$W/virtiofsd.log" ||
+		flag "QEMU refused a SHMEM_MAP/UNMAP of the daemon"
+	case $mode in
+	dax-hostile)
+		[ "${refused:-0}" -gt 0 ] ||
+			flag "the daemon refused no SETUPMAPPING past its window" ;;
+	*)
+		[ "${removes:-0}" -gt 0 ] || flag "the daemon unmapped nothing"
+		[ "${refused:-0}" = 0 ] || flag "the daemon refused mappings"
+		[ "${reads:-0}" = 0 ] || flag "FUSE_READ of mapped data" ;;
+	esac
+	if [ $mode = dax-reclaim ]; then
+		[ "${writes:-0}" = 0 ] || flag "FUSE_WRITE of mapped data"
+		[ "${setups:-0}" -gt 4 ] || flag "no reclaim: ${setups:-0} mappings for 4 ranges"
+		echo "host: vqf-bench checkfile $W/shared/big.bin 78 64"
+		"$VQF_QEMU_BIN/vqf-bench" checkfile "$W/shared/big.bin" 78 64 ||
+			flag "host-side check of the rewritten file"
+	fi ;;
+esac
 
 echo "qemu-$mode: $((end - start)) s, QEMU status $qrc"
 [ $bad = 0 ] && echo "PASS" && rm -rf "$W/shared" "$W/initramfs"

@@ -1,0 +1,118 @@
+# shellcheck shell=sh
+# The RFC's psync rows under QEMU, sourced by bench-qemu.sh when
+# VQF_BENCH_DAX=1: one thread of 4 KiB pread()s, sequential and random,
+# over a file larger than the guest's page cache can keep, and the
+# smallfile workload, on
+#   virtiofs+dax  in-tree virtiofs -o dax=always, the patched QEMU
+#                 (VQF_QEMU, see qemu/) and vqfuse-sim vhost-user
+#                 --dax-window
+#   virtiofs      the same boot, daemon and file, -o dax=never
+#   9p            virtio-9p (cache=none) over the same folder, in a second
+#                 boot of Debian's QEMU (the patched build has no 9p)
+# in ROUNDS rounds; the best round of each figure, with ratios.
+#
+#   VQF_BENCH_SECONDS   seconds per psync run (default 10)
+#   VQF_BENCH_FILE_MIB  the file (default 1536, guest memory 1G)
+#   VQF_BENCH_WINDOW    the DAX window (default 512M)
+bench_dax()
+{
+	n=$1 rounds=$2
+	secs=${VQF_BENCH_SECONDS:-10}
+	mib=${VQF_BENCH_FILE_MIB:-1536}
+	[ -n "${VQF_QEMU:-}" ] ||
+		vqf_die "VQF_BENCH_DAX=1 needs VQF_QEMU, the patched QEMU (scripts/build-qemu.sh)"
+	patched=$VQF_QEMU
+	W=$VQF_QEMU_BIN/work/bench-dax
+	rm -rf "$W"
+	mkdir -p "$W/shared"
+	trap 'vqf_stop_virtiofsd' EXIT INT TERM
+	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/psync.bin" "$mib" || return 1
+	echo "bench-qemu: DAX rows, $mib MiB file, $secs s per psync run," \
+		"$n files, $rounds rounds" >&2
+
+	: >"$W/console.txt"
+	for boot in dax 9p; do
+		case $boot in
+		dax) fss="virtiofs+dax virtiofs" ;;
+		9p) fss="9p" ;;
+		esac
+		script="r=1
+while [ \$r -le $rounds ]; do
+	for fs in $fss; do
+		echo \"VQF-BENCH-FS \$fs round \$r\"
+		case \$fs in
+		virtiofs+dax) VQF_MOUNT_OPTS=dax=always; m=virtiofs ;;
+		virtiofs) VQF_MOUNT_OPTS=dax=never; m=virtiofs ;;
+		*) m=\$fs ;;
+		esac
+		vqf_fs_load \$m && vqf_mount \$m || { echo '# mount failed'; exit 1; }
+		grep \" \$MNT \" /proc/mounts | sed 's/^/# mount: /'
+		vqf-bench psync \$MNT/psync.bin seq $secs || exit 1
+		vqf-bench psync \$MNT/psync.bin rand $secs || exit 1
+		vqf-bench smallfile \$MNT/sf-\$boot-\$r $n || exit 1
+		umount \$MNT && vqf_fs_unload \$m || exit 1
+	done
+	r=\$((r + 1))
+done"
+		B=$W/$boot
+		mkdir -p "$B"
+		vqf_mkinitramfs "$B"
+		vqf_add_run_script "$B" "$script"
+		if [ $boot = dax ]; then
+			VQF_QEMU=$patched VQF_DAEMON=sim \
+			VQF_SIM_ARGS="--dax-window ${VQF_BENCH_WINDOW:-512M}"
+			export VQF_QEMU VQF_DAEMON VQF_SIM_ARGS
+			ninep=
+		else
+			unset VQF_QEMU VQF_SIM_ARGS
+			VQF_DAEMON=virtiofsd
+			ninep=$W/shared
+		fi
+		vqf_start_virtiofsd "$W/shared" "$B/vfs.sock" "$B/daemon.log"
+		VQF_QEMU_TIMEOUT=${VQF_QEMU_TIMEOUT:-3600} \
+			vqf_run_qemu "$B/boot.cpio" "$B/vfs.sock" $ninep \
+			>"$B/console.log" 2>&1 </dev/null
+		qrc=$?
+		vqf_stop_virtiofsd
+		sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r$//' "$B/console.log" \
+			>"$B/console.txt"
+		if [ $qrc != 0 ] ||
+		   ! grep -q '^VQF-GUEST-EXIT rc=0' "$B/console.txt" ||
+		   ! vqf_scan_console "$B/console.txt"; then
+			grep -v '^\[' "$B/console.txt" | tail -30
+			echo "bench-qemu: $boot boot failed (QEMU status $qrc)," \
+				"see $B/console.txt" >&2
+			return 1
+		fi
+		cat "$B/console.txt" >>"$W/console.txt"
+	done
+	grep -E ' dax: | shmem: |by opcode' "$W/dax/daemon.log" | sed 's/^/# daemon: /'
+
+	awk '
+/^VQF-BENCH-FS / { fs = $2; next }
+/^BENCH psync-/ {
+	split($5, v, "="); k = fs SUBSEP $2
+	if (v[2] > best[k]) best[k] = v[2]
+	next
+}
+/^BENCH smallfile / {
+	split($6, v, "="); k = fs SUBSEP $3
+	if (v[2] > best[k]) best[k] = v[2]
+}
+END {
+	nf = split("virtiofs+dax virtiofs 9p", f, " ")
+	nm = split("psync-seq psync-rand create stat read append rename delete all", m, " ")
+	printf "%-16s", "figure"
+	for (i = 1; i <= nf; i++) printf " %13s", f[i]
+	printf " %9s %9s\n", "dax/vfs", "dax/9p"
+	for (j = 1; j <= nm; j++) {
+		unit = (m[j] ~ /^psync/) ? "MB/s" : "ops/s"
+		printf "%-16s", m[j] " " unit
+		for (i = 1; i <= nf; i++) printf " %13.1f", best[f[i], m[j]]
+		d = best["virtiofs+dax", m[j]]
+		nd = best["virtiofs", m[j]]; p = best["9p", m[j]]
+		printf " %8.2fx %8.2fx\n", nd ? d / nd : 0, p ? d / p : 0
+	}
+}' "$W/console.txt" | tee "$W/table.txt"
+	rm -rf "$W/shared" "$W/dax/initramfs" "$W/9p/initramfs"
+}

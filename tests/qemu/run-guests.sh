@@ -1,0 +1,293 @@
+#!/bin/sh
+# Two QEMU guests on one `vqfuse-sim vhost-user --guests 2` (issue 17): the
+# ctest entry qemu-vqfuse-guests.
+#
+#   run-guests.sh BINDIR
+#
+# Guests A and B (2 vCPUs each, TCG, the patched QEMU) boot at once, each
+# on its own socket of one daemon, and take commands from the host over
+# their serial consoles (guest-lib.sh's vqf_g_serve).  Per cache mode,
+# the host and guest B each make the seven changes of test_e2e_shared's
+# matrix to names A has looked at (create, unlink, rename, chmod 600,
+# truncate to 3 bytes, an in-place write, setxattr), and A looks again:
+# size, mode, ctime (to the nanosecond) and content of each name, against
+# the host's, and the FUSE requests its stat sent (vqfuse.ko's debugfs).
+# Sessions (one daemon each):
+#
+#   never   A: mode none (version_table=0): the truth, by round trips
+#   always  A: mode always (version_table=0): the stale answer, no request
+#           (a name absent before is looked up: ENOENT is not cached)
+#   auto    A: mode auto (version_table=0): the truth once the 1 s
+#           timeouts ran out; then mode shared (A uses the table): the
+#           truth with one or two requests per name, then none, also 2 s
+#           later, past every timeout
+#
+# A mounts read-write with noatime, as a user would: with relatime every
+# read marks atime stale, and the next stat is a GETATTR in every mode
+# (patch 0014 spares a noatime mount that).
+#
+# Fails on: a wrong answer, a request count off the rules above, a guest
+# that does not answer, anything vqf_scan_console flags, a daemon that
+# refused messages or requests or did not see both front-ends go.
+set -u
+VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
+VQF_QEMU_BIN=$(cd "$1" && pwd)
+. "$VQF_QEMU_SRC/qemu-lib.sh"
+. "$VQF_QEMU_SRC/guests-lib.sh"
+
+ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
+[ -f "$ko/vqfuse.ko" ] && [ -f "$ko/fuse.ko" ] ||
+	vqf_die "$ko/vqfuse.ko or fuse.ko missing: build kernel-module first"
+if [ ! -x "${VQF_QEMU:-}" ]; then
+	echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
+		"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
+	exit 77
+fi
+sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
+[ -x "$sim" ] || vqf_die "$sim missing: build vqfuse-sim first"
+VQF_QEMU_MEM=512M
+VQF_QEMU_SMP=2
+# Steps are bounded by QEMU's own timeout (and this count of 0.1 s waits).
+WAIT=${VQF_GUESTS_WAIT:-6000}
+
+W=$VQF_QEMU_BIN/work/guests
+rm -rf "$W"
+mkdir -p "$W"
+start=$(date +%s)
+bad=0
+flag()
+{
+	echo "FAIL: $*"
+	bad=1
+}
+
+vqf_mkinitramfs "$W"
+vqf_add_run_script "$W" 'vqf_g_serve'
+
+# val NAME [VIEW] / sent NAME [VIEW]: from a look (A's vqf_g_look or the
+# host's hview; default OUT, A's last look).
+val()
+{
+	v=$(echo " ${2-$OUT} " | sed -n "s/.* $1=\([^ ]*\) .*/\1/p")
+	echo "${v%/*}"
+}
+sent()
+{
+	v=$(echo " ${2-$OUT} " | sed -n "s/.* $1=\([^ ]*\) .*/\1/p")
+	echo "${v##*/}"
+}
+
+# hview NAME...: the host's view of each name, as vqf_g_look prints it.
+hview()
+{
+	for f; do
+		p=$S/shared/g/$f
+		if [ -e "$p" ]; then
+			printf '%s=%s:%s/- ' "$f" \
+				"$(TZ=UTC stat -c %s:%a:%z "$p" | tr ' ' _)" \
+				"$(cat "$p")"
+		else
+			printf '%s=none/- ' "$f"
+		fi
+	done
+}
+
+KINDS='create unlink name chmod truncate write setxattr'
+
+# change b|h KIND NAME: guest B's or the host's change.
+change()
+{
+	if [ $1 = b ]; then
+		g_cmd b "vqf_g_change $2 $3" || flag "$sess/$m: B's $2 failed"
+		return
+	fi
+	h=$S/shared/g/$3
+	case $2 in
+	create) printf 0123456789 >"$h" ;;
+	unlink) rm "$h" ;;
+	name) mv "$h" "$h.new" ;;
+	chmod) chmod 600 "$h" ;;
+	truncate) truncate -s 3 "$h" ;;
+	write) printf abcdefghij | dd of="$h" conv=notrunc 2>/dev/null ;;
+	setxattr) "$VQF_QEMU_BIN/vqf-cohere" setxattr "$h" user.k v ;;
+	esac || flag "$sess/$m: the host's $2 failed"
+}
+
+# expect LABEL RULE: judges A's last look (OUT) name by name.  RULE truth:
+# the host's view after the changes (TRUTH); stale: what A saw before them
+# (BEFORE), except a name that was absent then: the daemon answers ENOENT,
+# which is never cached without the table, so A looks it up and finds it
+# (and the old name of a rename may show the inode as that lookup of the
+# new name refreshed it: one inode, two names).
+# CHECK_SENT judges the requests each name's stat sent: some (none's
+# round trips), first (shared: 1-2 over the looks in SUM, one
+# revalidation), zero, or stale (always: 0, 1 for a name absent before).
+expect()
+{
+	for f in $names; do
+		v=$(val "$f")
+		b=$(val "$f" "$BEFORE")
+		want=$(val "$f" "$TRUTH")
+		alt=$want
+		[ $2 = stale ] && [ "$b" != none ] && want=$b alt=$b
+		# a renamed name's inode, refreshed by A's LOOKUP of the
+		# new name, shows through the stale old name too
+		case $2:$f in
+		stale:*-name-?) alt=$(val "$f.new" "$TRUTH") ;;
+		esac
+		[ "$v" = "$want" ] || [ "$v" = "$alt" ] ||
+			flag "$sess/$m $1: $f is '$v', not '$want'"
+		n=$(sent "$f")
+		case ${CHECK_SENT:-} in
+		some) [ "$n" -ge 1 ] ||
+			flag "$sess/$m $1: $f's stat sent no request" ;;
+		first) n=$(sent "$f" "$SUM")
+		       [ "$n" -ge 1 ] && [ "$n" -le 2 ] ||
+			flag "$sess/$m $1: $f's stats sent $n requests, not 1-2" ;;
+		zero) [ "$n" = 0 ] ||
+			flag "$sess/$m $1: $f's stat sent $n requests, not 0" ;;
+		stale) w=0
+		       [ "$b" = none ] && [ $1 = look1 ] && w=1
+		       [ "$n" = $w ] ||
+			flag "$sess/$m $1: $f's stat sent $n requests, not $w" ;;
+		esac
+	done
+}
+
+# addsent: SUM gets the requests of A's last look added, name by name.
+addsent()
+{
+	t=
+	for f in $names; do
+		t="$t $f=-/$(($(sent "$f" "$SUM") + $(sent "$f")))"
+	done
+	SUM="$t "
+}
+
+# phase MODE: A mounts (the table used only for shared), looks at its
+# names, the host and then guest B change them, A looks again.
+phase()
+{
+	m=$1
+	names=
+	for c in b h; do
+		for k in $KINDS; do
+			f=$m-$k-$c
+			names="$names $f"
+			[ $k = name ] && names="$names $f.new"
+			[ $k = create ] && continue
+			printf 0123456789 >"$S/shared/g/$f"
+			chmod 644 "$S/shared/g/$f"
+		done
+	done
+	HBEFORE=$(hview $names)
+	p='-o noatime version_table=0'
+	[ $m = shared ] && p='-o noatime'
+	g_cmd a "vqf_g_mount $p" || return 1
+	case $m in
+	shared) echo "$OUT" | grep -q 'table-slots=[1-9]' ||
+			flag "$sess/$m: A has no version table" ;;
+	*) echo "$OUT" | grep -q 'table-slots=0' ||
+			flag "$sess/$m: A uses the version table" ;;
+	esac
+	g_cmd a "vqf_g_look$names"
+	BEFORE=$OUT
+	# the host's view and A's first agree (ctime to the nanosecond)
+	TRUTH=$HBEFORE expect look0 truth
+	# the host's changes first: B's console round trips give the
+	# daemon's watcher time to put them in the table
+	for k in $KINDS; do
+		change h $k $m-$k-h
+	done
+	for k in $KINDS; do
+		change b $k $m-$k-b
+	done
+	TRUTH=$(hview $names)
+	for f in $names; do
+		[ "$(val "$f" "$TRUTH")" != "$(val "$f" "$HBEFORE")" ] ||
+			flag "$sess/$m: the change of $f does not show on the host"
+	done
+	g_cmd a "vqf_g_look$names"
+	case $m in
+	none) CHECK_SENT=some expect look1 truth ;;
+	always) CHECK_SENT=stale expect look1 stale ;;
+	shared)
+		# B's changes are in the table before B's reply; the host's
+		# once the daemon's watcher saw them: look until they are.
+		SUM=
+		addsent
+		i=0
+		while [ $i -lt 100 ]; do
+			ok=1
+			for f in $names; do
+				[ "$(val "$f")" = "$(val "$f" "$TRUTH")" ] || ok=0
+			done
+			[ $ok = 1 ] && break
+			i=$((i + 1))
+			g_cmd a "vqf_g_look$names"
+			addsent
+		done
+		echo "$sess/$m: the host's changes seen after $i more looks"
+		CHECK_SENT=first expect look1 truth ;;
+	esac
+	g_cmd a "vqf_g_look$names"
+	case $m in
+	none) CHECK_SENT=some expect look2 truth ;;
+	always) CHECK_SENT=stale expect look2 stale ;;
+	shared)
+		CHECK_SENT=zero expect look2 truth
+		# past every timeout, still no round trip (auto's look3 has one)
+		g_cmd a "sleep 2; vqf_g_look$names"
+		CHECK_SENT=zero expect look3 truth ;;
+	auto)
+		g_cmd a "sleep 2; vqf_g_look$names"
+		expect look3 truth ;;
+	esac
+	g_cmd a "cat /sys/kernel/debug/vqfuse/*/version"
+	g_cmd a vqf_g_umount || flag "$sess/$m: A's unmount or rmmod failed"
+}
+
+# session NAME CACHE MODE...: one daemon, both guests, A's modes in turn.
+session()
+{
+	sess=$1 cache=$2
+	shift 2
+	S=$W/$sess
+	mkdir -p "$S/shared/g"
+	g_daemon --cache "$cache"
+	g_start a "$S/vfs.sock.0"
+	g_start b "$S/vfs.sock.1"
+	if g_wait a '^VQF-READY' && g_wait b '^VQF-READY'; then
+		if g_cmd b vqf_g_mount; then
+			for mode; do
+				phase "$mode"
+			done
+			g_cmd b vqf_g_umount || flag "$sess: B's unmount failed"
+		fi
+	else
+		flag "$sess: a guest did not boot"
+	fi
+	g_end
+	for g in a b; do
+		vqf_scan_console "$S/$g.txt" &&
+			grep -q '^VQF-GUEST-EXIT rc=0' "$S/$g.txt" ||
+			flag "$sess: guest $g's console (above) or exit"
+	done
+	grep -v '^vhost-user: ' "$S/daemon.log" | grep -E 'guest|hub:|refused'
+	[ "$(grep -c 'front-end disconnected' "$S/daemon.log")" = 2 ] ||
+		flag "$sess: the daemon did not see both front-ends go"
+	grep -q 'hub: 2 guests' "$S/daemon.log" ||
+		flag "$sess: the daemon did not serve 2 guests through one hub"
+	[ "$(grep -c ' messages, 0 refused' "$S/daemon.log")" = 2 ] ||
+		flag "$sess: the daemon refused vhost-user messages"
+	[ "$(grep -c ' 0 refused, 0 queue breaks' "$S/daemon.log")" = 2 ] ||
+		flag "$sess: the daemon refused requests or saw a ring broken"
+}
+
+session never never none
+session always always always
+session auto auto auto shared
+end=$(date +%s)
+echo "qemu-vqfuse-guests: $((end - start)) s"
+[ $bad = 0 ] && rm -rf "$W"/*/shared
+exit $bad
