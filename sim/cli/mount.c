@@ -23,13 +23,23 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * How long a stop waits by default for the host kernel to release what is
+ * still open (--stop-wait): the kernel sends RELEASE and RELEASEDIR after
+ * close() returns, in the background, so a signal that follows a close at
+ * once can come before them.  A second signal stops at once.
+ */
+#define STOP_WAIT_SEC	5
 
 /* Host operations the bridge serves, counted for the exit report. */
 enum hop {
@@ -88,6 +98,7 @@ struct mount_opts {
 	double timeout;			/* seconds, cache=auto; 0: default */
 	bool timeout_set;
 	unsigned int queues, queue_size, threads, max_files, poll_us;
+	unsigned int stop_wait;		/* seconds */
 	unsigned long long ram;
 };
 
@@ -102,6 +113,8 @@ struct bridge {
 	bool *open;
 	unsigned int max_files;
 	u64 hops[H_NR];
+	/* Files and directories the host kernel has open (atomic). */
+	int handles;
 };
 
 /*
@@ -266,6 +279,7 @@ static int opened(struct bridge *b, int fd, struct fuse_file_info *fi)
 	if (fd < 0)
 		return fd;
 	track(b, fd, true);
+	__atomic_fetch_add(&b->handles, 1, __ATOMIC_RELAXED);
 	fi->fh = (u64)fd;
 	/* Every read and write reaches vqf_gcli: no host page cache. */
 	fi->direct_io = 1;
@@ -338,6 +352,7 @@ static int m_release(const char *path, struct fuse_file_info *fi)
 	struct bridge *b = count(H_RELEASE);
 
 	track(b, (int)fi->fh, false);
+	__atomic_fetch_sub(&b->handles, 1, __ATOMIC_RELEASE);
 	return vqf_gcli_close(b->cli, (int)fi->fh);
 }
 
@@ -402,9 +417,26 @@ static int dir_entry(void *ctx, const char *name, const struct stat *st)
 
 /*
  * vqf_gcli lists a directory by path in one call (OPENDIR, READDIR...,
- * RELEASEDIR), so opendir and releasedir have nothing to do here.  The
- * host kernel's choice of READDIR or READDIRPLUS is passed on.
+ * RELEASEDIR), so opendir and releasedir only count the open directory:
+ * libfuse holds the listing until RELEASEDIR, and a stop waits for it.
  */
+static int m_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct bridge *b = fuse_get_context()->private_data;
+
+	__atomic_fetch_add(&b->handles, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int m_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	struct bridge *b = fuse_get_context()->private_data;
+
+	__atomic_fetch_sub(&b->handles, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The host kernel's choice of READDIR or READDIRPLUS is passed on. */
 static int m_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		     off_t off, struct fuse_file_info *fi,
 		     enum fuse_readdir_flags flags)
@@ -500,7 +532,9 @@ static const struct fuse_operations bridge_ops = {
 	.getxattr = m_getxattr,
 	.listxattr = m_listxattr,
 	.removexattr = m_removexattr,
+	.opendir = m_opendir,
 	.readdir = m_readdir,
+	.releasedir = m_releasedir,
 	.create = m_create,
 	.utimens = m_utimens,
 	.fallocate = m_fallocate,
@@ -532,6 +566,9 @@ void vqf_cli_mount_usage(FILE *f)
 "  --private           as root: no allow_other,default_permissions (only\n"
 "                      root may use the mount)\n"
 "  --nodev             refuse to create character and block devices\n"
+"  --stop-wait SEC     on a signal, serve until the host kernel has\n"
+"                      released every open file, at most SEC s (default\n"
+"                      %d; 0: stop at once)\n"
 "  -h, --help          this text\n"
 "\n"
 "mount exposes the simulated guest's client as a FUSE mount of the host\n"
@@ -541,13 +578,15 @@ void vqf_cli_mount_usage(FILE *f)
 "cache mode is what is measured.  Mounted by root it is shared with every\n"
 "user (allow_other) and the host kernel checks permissions\n"
 "(default_permissions); each request carries its caller's uid, gid and\n"
-"pid, and the server creates files as that user (docs/posix.md).  It runs in the foreground, prints\n"
-"\"%s: mounted DIR on MOUNTPOINT\" on stdout once the mount is there, and\n"
-"unmounts on SIGINT, SIGTERM or SIGHUP (or fusermount3 -u MOUNTPOINT),\n"
-"closing what the host left open, and prints its counters on stdout:\n"
-"host operations served, FUSE requests, kicks, interrupts and requests\n"
-"per opcode.  Exit status: 0 unmounted cleanly, 1 the machine or the\n"
-"mount failed, 2 bad usage.\n", vqf_cli_prog);
+"pid, and the server creates files as that user (docs/posix.md).  It\n"
+"runs in the foreground, prints \"%s: mounted DIR on MOUNTPOINT\" on\n"
+"stdout once the mount is there, and unmounts on SIGINT, SIGTERM or\n"
+"SIGHUP (or fusermount3 -u MOUNTPOINT): it first serves the releases the\n"
+"host kernel sends after close() (--stop-wait; a second signal stops at\n"
+"once), closes what the host left open, and prints its counters on\n"
+"stdout: host operations served, FUSE requests, kicks, interrupts and\n"
+"requests per opcode.  Exit status: 0 unmounted cleanly, 1 the machine\n"
+"or the mount failed, 2 bad usage.\n", STOP_WAIT_SEC, vqf_cli_prog);
 }
 
 static const struct vqf_cli_num_opt mount_nums[] = {
@@ -558,6 +597,7 @@ static const struct vqf_cli_num_opt mount_nums[] = {
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--max-files", false, 16, 1u << 20 },
 	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
+	{ "--stop-wait", false, 0, 3600 },
 };
 
 static void set_mount_num(struct mount_opts *o, const char *name,
@@ -575,6 +615,8 @@ static void set_mount_num(struct mount_opts *o, const char *name,
 		o->ram = v;
 	else if (!strcmp(name, "--dax-window"))
 		o->dax = (o->dax_window = v) != 0;
+	else if (!strcmp(name, "--stop-wait"))
+		o->stop_wait = v;
 	else
 		o->max_files = v;
 }
@@ -693,6 +735,7 @@ static int parse_mount(int argc, char **argv, struct mount_opts *o)
 	o->queues = 1;
 	o->queue_size = 128;
 	o->max_files = 4096;
+	o->stop_wait = STOP_WAIT_SEC;
 	ret = vqf_cli_walk(&mount_spec, argc, argv, o);
 	if (ret)
 		return ret;
@@ -801,6 +844,114 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	return 0;
 }
 
+/*
+ * Stopping.  libfuse's handlers end the loop the moment a signal comes,
+ * but the host kernel sends RELEASE and RELEASEDIR after close() has
+ * returned, in the background: a stop right after a program's last close
+ * then lost them (the file closed late by the leftover loop below, the
+ * directory's listing left in libfuse).  So a signal only wakes the
+ * stopper thread, which lets the loop serve until nothing is open, at
+ * most --stop-wait seconds or until a second signal, and then ends it.
+ */
+static sem_t stop_sem;
+static volatile sig_atomic_t stop_signal;
+
+static void stop_handler(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+	sem_post(&stop_sem);	/* async-signal-safe */
+}
+
+/*
+ * Without SA_RESTART: fuse_loop_mt() rechecks fuse_session_exited() only
+ * when its sem_wait() returns, which a restarted wait never does.  A
+ * signal already ignored (nohup, a shell's background job) stays so, as
+ * libfuse's own handlers leave it.
+ */
+static int stop_handlers(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = stop_handler }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(*sigs); i++) {
+		if (sigaction(sigs[i], NULL, &old))
+			return -1;
+		if (old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL))
+			return -1;
+	}
+	/* A host program that closes its end must not end the mount. */
+	sa.sa_handler = SIG_IGN;
+	return sigaction(SIGPIPE, &sa, NULL);
+}
+
+struct stopper {
+	struct bridge *b;
+	unsigned int wait_sec;
+	struct fuse_session *se;
+	pthread_t loop;		/* the thread in fuse_loop_mt() */
+	int loop_done;		/* atomic: fuse_loop_mt() returned */
+};
+
+static bool loop_done(struct stopper *s)
+{
+	return __atomic_load_n(&s->loop_done, __ATOMIC_ACQUIRE);
+}
+
+/* Waits for @sem until @ms from now; true if it was posted. */
+static bool sem_wait_ms(sem_t *sem, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (sem_timedwait(sem, &ts)) {
+		if (errno != EINTR)
+			return false;
+	}
+	return true;
+}
+
+static void *stopper_main(void *arg)
+{
+	struct stopper *s = arg;
+	long waited = 0;
+	int open;
+
+	while (sem_wait(&stop_sem) && errno == EINTR)
+		;
+	if (loop_done(s))
+		return NULL;	/* unmounted: nothing to stop */
+	open = __atomic_load_n(&s->b->handles, __ATOMIC_ACQUIRE);
+	if (open > 0 && s->wait_sec) {
+		fprintf(stderr, "%s: waiting up to %u s for %d open file(s) "
+			"to be released (again to stop now)\n", vqf_cli_prog,
+			s->wait_sec, open);
+		/* Polled: a release has no way to post to us safely. */
+		while (__atomic_load_n(&s->b->handles, __ATOMIC_ACQUIRE) > 0 &&
+		       waited < s->wait_sec * 1000L && !loop_done(s)) {
+			if (sem_wait_ms(&stop_sem, 20))
+				break;	/* a second signal */
+			waited += 20;
+		}
+	}
+	fuse_session_exit(s->se);
+	/* Wake the loop's sem_wait(); again in case it was not yet in it. */
+	while (!loop_done(s)) {
+		pthread_kill(s->loop, SIGTERM);
+		sem_wait_ms(&stop_sem, 50);
+	}
+	return NULL;
+}
+
 /* The kernel's FUSE loop until a signal or an unmount; 0 when clean. */
 static int serve(const struct mount_opts *o, struct bridge *b)
 {
@@ -808,7 +959,9 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 	struct fuse_args args = FUSE_ARGS_INIT(0, fargv);
 	struct fuse_loop_config lc = { .clone_fd = 0,
 				       .max_idle_threads = 10 };
-	struct fuse_session *se;
+	struct stopper st = { .b = b, .wait_sec = o->stop_wait,
+			      .loop = pthread_self() };
+	pthread_t stopper;
 	struct fuse *f;
 	int fargc = 1, ret;
 
@@ -827,9 +980,9 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 		fprintf(stderr, "%s: fuse_new failed\n", vqf_cli_prog);
 		return -1;
 	}
-	se = fuse_get_session(f);
+	st.se = fuse_get_session(f);
 	/* Before the mount, so that a signal never leaves one behind. */
-	if (fuse_set_signal_handlers(se)) {
+	if (sem_init(&stop_sem, 0, 0) || stop_handlers()) {
 		fprintf(stderr, "%s: cannot install signal handlers\n",
 			vqf_cli_prog);
 		fuse_destroy(f);
@@ -839,7 +992,12 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 		fprintf(stderr, "%s: cannot mount on %s (libfuse's reason "
 			"above; is /dev/fuse there and fusermount3 "
 			"installed?)\n", vqf_cli_prog, o->mnt);
-		fuse_remove_signal_handlers(se);
+		fuse_destroy(f);
+		return -1;
+	}
+	if (pthread_create(&stopper, NULL, stopper_main, &st)) {
+		fprintf(stderr, "%s: cannot start a thread\n", vqf_cli_prog);
+		fuse_unmount(f);
 		fuse_destroy(f);
 		return -1;
 	}
@@ -848,10 +1006,12 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 	       o->writeback ? ", writeback" : "", vqf_wl_sim_fs_name(o->fs));
 	fflush(stdout);
 	ret = fuse_loop_mt(f, &lc);
-	fuse_remove_signal_handlers(se);
+	__atomic_store_n(&st.loop_done, 1, __ATOMIC_RELEASE);
+	sem_post(&stop_sem);	/* an unmount: the stopper is still waiting */
+	pthread_join(stopper, NULL);
 	fuse_unmount(f);
 	fuse_destroy(f);
-	/* A signal ends the loop with its number: that is a clean stop. */
+	/* A signal's number is how libfuse reports a stop by signal. */
 	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP)
 		ret = 0;
 	if (ret)

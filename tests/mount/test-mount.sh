@@ -13,7 +13,9 @@
 #           compared byte for byte and in metadata with the source, on the
 #           mount, in the shared directory and extracted back natively;
 #           two extracts at once; unmounted with fusermount3 -u
-#   sigint  writes, then SIGINT: exit 0, counters, nothing lost
+#   sigint  writes, then SIGINT with a file and a directory open: the stop
+#           waits for their releases; a second SIGINT stops at once; exit
+#           0, counters, nothing lost
 #   coherent  (with --cache=shared) edits made in the shared directory
 #           behind the mount's back show on the mount at once
 #   posix   (as root) vqf-posix users over the mount: other users'
@@ -191,8 +193,7 @@ start() {
 	grep -q "mounted $D on $M" "$T/out" || fail "no 'mounted' line"
 }
 
-# stop HOW: SIGTERM, SIGINT or fusermount3 -u; the process must exit 0
-# within 20 s, leave no mount and print its counters with no failures.
+# stop HOW: SIGTERM, SIGINT or fusermount3 -u, then reap HOW.
 stop() {
 	case $1 in
 	umount)
@@ -200,6 +201,25 @@ stop() {
 	*)
 		kill -"$1" "$PID" ;;
 	esac
+	reap "$1"
+}
+
+# waiting_line: the stop announces that it waits for open files (300 s).
+waiting_line() {
+	checks=$((checks + 1))
+	i=0
+	while ! grep -q "waiting up to .* open file" "$T/err" &&
+	      [ $i -lt 3000 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q "waiting up to .* open file" "$T/err" ||
+		fail "no 'waiting ... open file' line on stderr"
+}
+
+# reap WHAT: after WHAT stopped it, the process must exit 0 within 20 s,
+# leave no mount and print its counters with no failures.
+reap() {
 	i=0
 	while kill -0 "$PID" 2>/dev/null && [ $i -lt 200 ]; do
 		sleep 0.1
@@ -474,20 +494,43 @@ fi
 # ---- sigint ----------------------------------------------------------------
 
 if [ "$CASE" = sigint ]; then
-	start $OPTS
+	# A stop waits for what the host kernel still has open (the
+	# releases it sends after close()); 600 s: far beyond this phase.
+	start $OPTS --stop-wait 600
 	head -c 1000000 /dev/urandom > "$T/data"
 	for i in 1 2 3 4 5; do
 		check "cp $i" cp "$T/data" "$M/f$i"
 	done
-	# A file still open when the signal comes.
+	ls -l "$M" > /dev/null
+	# A file and a directory still open when the signal comes.
 	exec 3> "$M/open"
 	printf 'written before SIGINT' >&3
-	stop INT
-	exec 3>&-
+	exec 4< "$M"
+	kill -INT "$PID"
+	waiting_line
+	exec 3>&- 4<&-
+	reap INT
+	checks=$((checks + 1))
+	grep -q "left_open=0" "$T/out" ||
+		fail "the stop did not wait for the releases"
 	for i in 1 2 3 4 5; do
 		check "f$i in DIR" cmp "$T/data" "$D/f$i"
 	done
 	same "open file" "$(cat "$D/open")" "written before SIGINT"
+
+	# A second signal stops at once; the bridge closes what is open.
+	start $OPTS
+	exec 3> "$M/open2"
+	printf 'written before two SIGINTs' >&3
+	kill -INT "$PID"
+	waiting_line
+	kill -INT "$PID"
+	reap "a second INT"
+	exec 3>&-
+	checks=$((checks + 1))
+	grep -q "left_open=1" "$T/out" ||
+		fail "the file open at the second signal was not closed by it"
+	same "open2 file" "$(cat "$D/open2")" "written before two SIGINTs"
 	finish
 fi
 
