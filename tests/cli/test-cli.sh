@@ -293,7 +293,13 @@ for name in phases:
 		assert c["lookups"] < none["lookups"], (mode, c, none)
 		# After create, every name is in the dentry cache (ls -l's
 		# READDIRPLUS fills it, rename moves it): no LOOKUP at all.
-		if name != "create":
+		# Shared: the host directory's watch sees the guest's own
+		# changes too and bumps the directory again, whenever its
+		# thread gets to the events (a phase later on a busy
+		# machine): at most one revalidation per name.
+		if name != "create" and mode == "shared":
+			assert c["lookups"] <= c["ops"], (mode, c)
+		elif name != "create":
 			assert c["lookups"] == 0, (mode, c)
 # ls -l with a cache: one GETXATTR per entry plus the listing.
 for mode in ("auto", "always"):
