@@ -24,7 +24,8 @@
 #                  VQF_SIM_BIN, default <build>/sim/cli/vqfuse-sim) or
 #                  libvirt (its vqfuse-virtiofsd name beside VQF_SIM_BIN,
 #                  started as libvirt starts virtiofsd: a listening socket
-#                  made by the caller, --fd=N, -o source=DIR,cache=auto)
+#                  made by the caller, --fd=N and the options libvirt
+#                  picks from --print-capabilities)
 
 VQF_TAG=vqf
 VQF_9P_TAG=vqf9p
@@ -169,19 +170,33 @@ vqf_start_virtiofsd()
 		sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
 		vfsd=$(dirname "$sim")/vqfuse-virtiofsd
 		[ -x "$vfsd" ] || vqf_die "$vfsd missing: build vqfuse-sim first"
-		# libvirt's qemuVirtioFSStart(): it binds and listens on the
-		# socket itself and hands the daemon the descriptor, with the
-		# legacy option list for <driver type='virtiofs'/>, <binary
-		# xattr='on'> and <cache mode='auto'/>.  python3 stands in for
+		# libvirt's qemuVirtioFSStart() for docs/virtiofsd-compat.md's
+		# domain (<binary xattr='on'>, <sandbox mode='chroot'/>,
+		# <thread_pool size='2'/>, no <cache>): it asks the binary
+		# --print-capabilities, binds and listens on the socket itself
+		# and hands the daemon the descriptor, with the separate
+		# options when the daemon lists "separate-options" (ours
+		# does), else the legacy -o list.  python3 stands in for
 		# libvirt: make the socket, exec the daemon (same pid).
 		python3 -c '
-import os, socket, sys
+import json, os, socket, subprocess, sys
+sock, vfsd, shared = sys.argv[1:4]
+caps = json.loads(subprocess.run([vfsd, "--print-capabilities"],
+                                 check=True, capture_output=True).stdout)
+assert caps["type"] == "fs", caps
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1])
+s.bind(sock)
 s.listen(1)
 os.set_inheritable(s.fileno(), True)
-os.execv(sys.argv[2], [sys.argv[2], "--fd=%d" % s.fileno(), "-o",
-         "source=%s,cache=auto,xattr" % sys.argv[3].replace(",", ",,")])
+argv = [vfsd, "--fd=%d" % s.fileno()]
+if "separate-options" in caps.get("features", []):
+    argv += ["--shared-dir", shared, "--sandbox", "chroot", "--xattr"]
+else:
+    argv += ["-o", "source=%s,sandbox=chroot,xattr" %
+             shared.replace(",", ",,")]
+argv.append("--thread-pool-size=2")
+print("libvirt:", " ".join(argv), flush=True)
+os.execv(vfsd, argv)
 ' "$sock" "$vfsd" "$shared" >"$log" 2>&1 &
 	elif [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 		sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}

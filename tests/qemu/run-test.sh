@@ -16,7 +16,8 @@
 #                    carry requests (guest debugfs and the daemon's count)
 #   virtiofs-libvirt one in-tree virtiofs cycle against vqfuse-virtiofsd
 #                    started exactly as libvirt starts virtiofsd (a socket
-#                    the caller made, --fd=N, -o source=DIR,cache=auto):
+#                    the caller made, --fd=N, --shared-dir DIR ... as
+#                    libvirt passes them to a "separate-options" daemon):
 #                    a guest defined for virtiofsd, our daemon in its place
 #   vqfuse-dax       DAX through the device's window (vqfuse-sim vhost-user
 #                    --dax-window, the patched QEMU): 2 vqfuse.ko cycles and
