@@ -79,7 +79,7 @@ const char *vqf_dev_reason_name(enum vqf_dev_reason reason)
 void vqf_dev_conn_init(struct vqf_dev_conn *conn)
 {
 	const struct vqf_fuse_op *op;
-	unsigned int i;
+	u32 opcode;
 
 	memset(conn, 0, sizeof(*conn));
 	conn->max_write = VQF_DEV_DEF_MAX_WRITE;
@@ -87,13 +87,17 @@ void vqf_dev_conn_init(struct vqf_dev_conn *conn)
 	conn->name_max = VQF_DEV_NAME_MAX_CAP;
 	conn->path_max = VQF_DEV_PATH_MAX_CAP;
 	conn->forget_max = VQF_DEV_DEF_FORGET_MAX;
-	for (i = 0; (op = vqf_fuse_op_at(i)); i++) {
-		if (op->opcode >= 64)
+	/* By opcode: vqf_fuse_op_at() walks the table, and a device
+	 * resets its connection on every status write.
+	 */
+	for (opcode = 0; opcode < 64; opcode++) {
+		op = vqf_fuse_op(opcode);
+		if (!op)
 			continue;
 		if (op->flags & VQF_OPF_HIPRIO)
-			conn->hiprio_ops |= 1ULL << op->opcode;
+			conn->hiprio_ops |= 1ULL << opcode;
 		if (op->flags & VQF_OPF_REQUEST_Q)
-			conn->request_ops |= 1ULL << op->opcode;
+			conn->request_ops |= 1ULL << opcode;
 	}
 }
 
