@@ -812,6 +812,27 @@ static void allow(u32 off, u32 len)
 	memset(g_allow + off, 1, len);
 }
 
+/*
+ * Did the device change a byte of guest memory it was not allowed to?
+ * Blocks equal to the snapshot (nearly all of them) are passed by one
+ * memcmp() each: a byte loop over all of guest memory on every kick was
+ * a fifth of the fuzzer's time, each comparison traced for coverage.
+ */
+static bool written_outside_allowed(void)
+{
+	const u32 blk = 256;
+	u32 b, i;
+
+	for (b = 0; b < MEM; b += blk) {
+		if (!memcmp(g_mem + b, g_snap + b, blk))
+			continue;
+		for (i = b; i < b + blk; i++)
+			if (g_mem[i] != g_snap[i] && !g_allow[i])
+				return true;
+	}
+	return false;
+}
+
 static void kick(struct ctx *c, unsigned int idx)
 {
 	struct vqf_fsdev_stats a, b;
@@ -953,8 +974,7 @@ static void kick(struct ctx *c, unsigned int idx)
 		FZ_CHECK(b.replies - a.replies == nz);
 		FZ_CHECK(pops - nz >= term - (b.replies - a.replies) +
 				      (b.chain_errors - a.chain_errors));
-		for (i = 0; i < MEM; i++)
-			FZ_CHECK(g_mem[i] == g_snap[i] || g_allow[i]);
+		FZ_CHECK(!written_outside_allowed());
 	}
 	q->used += pops;
 	q->last += pops;
