@@ -33,6 +33,8 @@
 #include "vqf_vring_drv.h"
 #include "vqf_vring_thread.h"
 
+#include "vhost_fe.h"
+
 #define NREQ		4
 #define NQ		(1 + NREQ)
 #define RING_NUM	64
@@ -42,169 +44,12 @@
 #define BUF_START	(NQ * RING_AREA)
 
 struct fe {
-	char dir[64];
-	struct vqf_pt *pt;
-	struct vqf_backend *be;
-	struct vqf_vhost *vh;
-	int sv[2];		/* [0] front-end, [1] back-end */
-	pthread_t thr;
-	int serve_ret;
-	int memfd;
-	u8 *ram;		/* the front-end's mapping */
-	struct vqf_gmem gm;	/* the driver's view */
-	struct vqf_vring_drv *vq[NQ];
-	struct vqf_vring_addr addr[NQ];
-	int kick[NQ], call[NQ];
-	u64 bump;		/* next free guest address for buffers */
-	u64 unique;
-	int fds_before;
+	VHOST_FE_FIELDS
 };
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	while ((e = readdir(d)))
-		n++;
-	closedir(d);
-	return n;
-}
-
-static void *serve_main(void *arg)
-{
-	struct fe *f = arg;
-
-	f->serve_ret = vqf_vhost_serve(f->vh, f->sv[1], -1);
-	return NULL;
-}
+#include "vhost_fe_wire.h"
 
 /* ---- the wire ---------------------------------------------------------- */
-
-static void send_raw(struct fe *f, u32 req, u32 flags, const void *p,
-		     u32 size, const int *fds, unsigned int nfds)
-{
-	u8 buf[VQF_VHOST_HDR_SIZE + 512];
-	struct vqf_vhost_hdr h = { .request = req, .flags = flags,
-				   .size = size };
-	union {
-		char b[CMSG_SPACE(16 * sizeof(int))];
-		struct cmsghdr a;
-	} cb;
-	struct iovec iov = { .iov_base = buf,
-			     .iov_len = VQF_VHOST_HDR_SIZE + size };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	assert_true(size <= 512);
-	memset(&cb, 0, sizeof(cb));
-	memcpy(buf, &h, sizeof(h));
-	if (size)
-		memcpy(buf + VQF_VHOST_HDR_SIZE, p, size);
-	if (nfds) {
-		struct cmsghdr *c;
-
-		mh.msg_control = cb.b;
-		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	}
-	assert_int_equal(sendmsg(f->sv[0], &mh, MSG_NOSIGNAL),
-			 (ssize_t)iov.iov_len);
-}
-
-static void msg(struct fe *f, u32 req, const void *p, u32 size,
-		const int *fds, unsigned int nfds)
-{
-	send_raw(f, req, VQF_VHOST_VERSION, p, size, fds, nfds);
-}
-
-/* Reads a reply to @req; returns its payload size. */
-static u32 reply(struct fe *f, u32 req, void *p, u32 max)
-{
-	struct vqf_vhost_hdr h;
-	struct pollfd pf = { .fd = f->sv[0], .events = POLLIN };
-
-	assert_int_equal(poll(&pf, 1, 5000), 1);
-	assert_int_equal(recv(f->sv[0], &h, sizeof(h), MSG_WAITALL),
-			 sizeof(h));
-	assert_int_equal(h.request, req);
-	assert_int_equal(h.flags, VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY);
-	assert_true(h.size <= max);
-	if (h.size)
-		assert_int_equal(recv(f->sv[0], p, h.size, MSG_WAITALL),
-				 (ssize_t)h.size);
-	return h.size;
-}
-
-static u64 get_u64(struct fe *f, u32 req)
-{
-	u64 v = 0;
-
-	msg(f, req, NULL, 0, NULL, 0);
-	assert_int_equal(reply(f, req, &v, sizeof(v)), sizeof(v));
-	return v;
-}
-
-/* A message with NEED_REPLY: the ack's status (0 = done). */
-static u64 acked(struct fe *f, u32 req, const void *p, u32 size,
-		 const int *fds, unsigned int nfds)
-{
-	u64 v = ~0ull;
-
-	send_raw(f, req, VQF_VHOST_VERSION | VQF_VHOST_FLAG_NEED_REPLY, p,
-		 size, fds, nfds);
-	assert_int_equal(reply(f, req, &v, sizeof(v)), sizeof(v));
-	return v;
-}
-
-static void set_state(struct fe *f, u32 req, u32 idx, u32 num)
-{
-	struct vqf_vhost_state s = { .index = idx, .num = num };
-
-	assert_int_equal(acked(f, req, &s, sizeof(s), NULL, 0), 0);
-}
-
-static u64 ua(const struct fe *f, u64 gpa)
-{
-	return (u64)(uintptr_t)f->ram + (gpa - RAM_GPA);
-}
-
-static void set_ring(struct fe *f, unsigned int i)
-{
-	struct vqf_vhost_addr a = {
-		.index = i,
-		.desc = ua(f, f->addr[i].desc),
-		.used = ua(f, f->addr[i].used),
-		.avail = ua(f, f->addr[i].avail),
-	};
-	u64 v;
-
-	set_state(f, VQF_VHOST_SET_VRING_NUM, i, RING_NUM);
-	set_state(f, VQF_VHOST_SET_VRING_BASE, i, 0);
-	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a),
-			       NULL, 0), 0);
-	v = i;
-	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v),
-			       &f->kick[i], 1), 0);
-	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_CALL, &v, sizeof(v),
-			       &f->call[i], 1), 0);
-}
-
-static void set_mem(struct fe *f)
-{
-	struct vqf_vhost_mem m = {
-		.nregions = 1,
-		.r[0] = { .gpa = RAM_GPA, .size = RAM_SIZE,
-			  .uaddr = (u64)(uintptr_t)f->ram },
-	};
-
-	assert_int_equal(acked(f, VQF_VHOST_SET_MEM_TABLE, &m,
-			       8 + sizeof(m.r[0]), &f->memfd, 1), 0);
-}
 
 /* The sequence QEMU 7.2 sends when the guest sets DRIVER_OK. */
 static void handshake(struct fe *f)
@@ -235,104 +80,6 @@ static void handshake(struct fe *f)
 
 /* ---- the driver side ----------------------------------------------------- */
 
-static void rings_create(struct fe *f, const u16 *start)
-{
-	unsigned int i;
-
-	for (i = 0; i < NQ; i++) {
-		struct vqf_vring_drv_cfg dc = {
-			.num = RING_NUM,
-			.features = 1ull << VIRTIO_RING_F_EVENT_IDX,
-			.mem = &f->gm,
-			.start_idx = start ? start[i] : 0,
-		};
-
-		vqf_vring_layout(RING_NUM, RAM_GPA + i * RING_AREA, 4,
-				 &f->addr[i]);
-		dc.addr = f->addr[i];
-		assert_int_equal(vqf_vring_drv_create(&dc, &f->vq[i]), 0);
-	}
-}
-
-static u64 galloc(struct fe *f, u64 len)
-{
-	u64 g = RAM_GPA + f->bump;
-
-	f->bump += (len + 63) & ~63ull;
-	assert_true(f->bump <= RAM_SIZE);
-	return g;
-}
-
-static void *hva(struct fe *f, u64 gpa)
-{
-	return f->ram + (gpa - RAM_GPA);
-}
-
-/*
- * One FUSE request on ring @q: @arg (@alen bytes) after the header, @out
- * bytes of room after the out header.  Returns the out header; the reply
- * payload is copied to @rep.
- */
-static struct fuse_out_header fuse_call(struct fe *f, unsigned int q,
-					u32 opcode, u64 nodeid,
-					const void *arg, u32 alen,
-					void *rep, u32 out)
-{
-	struct fuse_in_header ih = {
-		.len = sizeof(ih) + alen, .opcode = opcode,
-		.unique = ++f->unique, .nodeid = nodeid,
-	};
-	struct fuse_out_header oh;
-	struct vqf_vring_gseg rd, wr;
-	u64 ig = galloc(f, sizeof(ih) + alen);
-	u64 og = galloc(f, sizeof(oh) + out);
-	void *cookie = NULL;
-	u32 len = 0;
-	int i, r;
-
-	memcpy(hva(f, ig), &ih, sizeof(ih));
-	if (alen)
-		memcpy((u8 *)hva(f, ig) + sizeof(ih), arg, alen);
-	memset(hva(f, og), 0xaa, sizeof(oh) + out);
-	rd.addr = ig;
-	rd.len = sizeof(ih) + alen;
-	wr.addr = og;
-	wr.len = sizeof(oh) + out;
-	assert_int_equal(vqf_vring_drv_add(f->vq[q], &rd, 1, &wr, 1,
-					   (void *)(uintptr_t)ih.unique), 0);
-	if (vqf_vring_drv_kick_prepare(f->vq[q]))
-		assert_int_equal(vqf_eventfd_signal(f->kick[q]), 0);
-	for (i = 0; i < 500; i++) {
-		r = vqf_vring_drv_get_buf(f->vq[q], &cookie, &len);
-		if (r)
-			break;
-		vqf_eventfd_wait(f->call[q], 10);
-	}
-	assert_int_equal(r, 1);
-	assert_int_equal((uintptr_t)cookie, ih.unique);
-	assert_true(len >= sizeof(oh));
-	memcpy(&oh, hva(f, og), sizeof(oh));
-	assert_int_equal(oh.unique, ih.unique);
-	assert_int_equal(oh.len, len);
-	if (rep && len > sizeof(oh))
-		memcpy(rep, (u8 *)hva(f, og) + sizeof(oh), len - sizeof(oh));
-	return oh;
-}
-
-static void fuse_init(struct fe *f, unsigned int q)
-{
-	struct fuse_init_in ii = {
-		.major = FUSE_KERNEL_VERSION, .minor = 31,
-		.max_readahead = 65536,
-	};
-	struct fuse_init_out io;
-	struct fuse_out_header oh;
-
-	oh = fuse_call(f, q, FUSE_INIT, 0, &ii, sizeof(ii), &io, sizeof(io));
-	assert_int_equal(oh.error, 0);
-	assert_int_equal(io.major, FUSE_KERNEL_VERSION);
-}
-
 static void fuse_getattr_root(struct fe *f, unsigned int q)
 {
 	struct fuse_getattr_in gi = { 0 };
@@ -350,77 +97,21 @@ static void fuse_getattr_root(struct fe *f, unsigned int q)
 static int setup(void **state)
 {
 	struct vqf_vhost_cfg vc = { 0 };
-	struct vqf_pt_config pc = { 0 };
-	const struct fuse_lowlevel_ops *ops;
 	struct fe *f = calloc(1, sizeof(*f));
-	size_t osz;
-	unsigned int i;
 
 	assert_non_null(f);
-	f->fds_before = count_fds();
-	strcpy(f->dir, "/tmp/vqf-vhost-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	pc.source = f->dir;
-	pc.io = VQF_PT_IO_PREAD;
-	f->pt = vqf_pt_new(&pc);
-	assert_non_null(f->pt);
-	ops = vqf_pt_ops(&osz);
-	f->be = vqf_backend_new(ops, osz, f->pt, NULL);
-	assert_non_null(f->be);
-	vc.num_request_queues = NREQ;
-	vc.threads = 2;
-	vc.be = f->be;
-	vc.log = getenv("VQF_VHOST_LOG") ? stderr : NULL;
-	assert_int_equal(vqf_vhost_new(&vc, &f->vh), 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-				    f->sv), 0);
-	f->memfd = memfd_create("vqf-guest-ram", MFD_CLOEXEC);
-	assert_true(f->memfd >= 0);
-	assert_int_equal(ftruncate(f->memfd, RAM_SIZE), 0);
-	f->ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      f->memfd, 0);
-	assert_true(f->ram != MAP_FAILED);
-	vqf_gmem_init(&f->gm);
-	assert_int_equal(vqf_gmem_add(&f->gm, RAM_GPA, RAM_SIZE, f->ram), 0);
-	for (i = 0; i < NQ; i++) {
-		f->kick[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		f->call[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		assert_true(f->kick[i] >= 0 && f->call[i] >= 0);
-	}
-	f->bump = BUF_START;
-	assert_int_equal(pthread_create(&f->thr, NULL, serve_main, f), 0);
+	fe_backend_init(f);
+	fe_ram_init(f);
+	fe_serve_start(f, &vc);
 	*state = f;
 	return 0;
-}
-
-static void rm_dir(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 static int teardown(void **state)
 {
 	struct fe *f = *state;
-	unsigned int i;
 
-	if (f->sv[0] >= 0)
-		close(f->sv[0]);
-	pthread_join(f->thr, NULL);
-	close(f->sv[1]);
-	vqf_vhost_free(f->vh);
-	vqf_backend_free(f->be);
-	vqf_pt_free(f->pt);
-	for (i = 0; i < NQ; i++) {
-		vqf_vring_drv_destroy(f->vq[i]);
-		close(f->kick[i]);
-		close(f->call[i]);
-	}
-	munmap(f->ram, RAM_SIZE);
-	close(f->memfd);
-	rm_dir(f->dir);
+	fe_teardown(f);
 	/* Every descriptor the back-end received is closed again. */
 	assert_int_equal(count_fds(), f->fds_before);
 	free(f);
