@@ -55,19 +55,9 @@ int vqf_vu_shm_check(const struct vqf_vu_shm *s, bool passthrough_ll)
 }
 
 /* The window reaches vqfuse's passthrough's files here. */
-static int vu_file_fd(void *ctx, u64 nodeid, u64 fh)
-{
-	return vqf_pt_file_fd(ctx, nodeid, fh);
-}
-
-static int vu_node_fd(void *ctx, u64 nodeid, bool write)
-{
-	return vqf_pt_node_fd(ctx, nodeid, write);
-}
-
 static const struct vqf_fsdev_dax_ops vu_dax_ops = {
-	.file_fd = vu_file_fd,
-	.node_fd = vu_node_fd,
+	.file_fd = vqf_pt_dax_file_fd,
+	.node_fd = vqf_pt_dax_node_fd,
 };
 
 /*

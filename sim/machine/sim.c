@@ -56,21 +56,10 @@ static void dev_trace(void *ctx, enum vqf_fsdev_ev ev, u64 unique,
 			VQF_T_PUSHED, unique, opcode, queue);
 }
 
-/* The device's DAX window reaches the passthrough's open files here. */
-static int sim_dax_fd(void *ctx, u64 nodeid, u64 fh)
-{
-	return vqf_pt_file_fd(ctx, nodeid, fh);
-}
-
-/* A SETUPMAPPING without a handle (fh ~0): the inode's file itself. */
-static int sim_dax_node_fd(void *ctx, u64 nodeid, bool write)
-{
-	return vqf_pt_node_fd(ctx, nodeid, write);
-}
-
+/* The device's DAX window reaches the passthrough's files here. */
 static const struct vqf_fsdev_dax_ops sim_dax_ops = {
-	.file_fd = sim_dax_fd,
-	.node_fd = sim_dax_node_fd,
+	.file_fd = vqf_pt_dax_file_fd,
+	.node_fd = vqf_pt_dax_node_fd,
 };
 
 /* The driver's notifications go to the client, once there is one. */

@@ -1614,3 +1614,14 @@ bool vqf_pt_uses_uring(struct vqf_pt *pt)
 {
 	return pt->uring;
 }
+
+int vqf_pt_dax_file_fd(void *pt, unsigned long long nodeid,
+		       unsigned long long fh)
+{
+	return vqf_pt_file_fd(pt, nodeid, fh);
+}
+
+int vqf_pt_dax_node_fd(void *pt, unsigned long long nodeid, bool write)
+{
+	return vqf_pt_node_fd(pt, nodeid, write);
+}

@@ -120,6 +120,15 @@ int vqf_pt_file_fd(struct vqf_pt *pt, uint64_t nodeid, uint64_t fh);
  */
 int vqf_pt_node_fd(struct vqf_pt *pt, uint64_t nodeid, bool write);
 
+/*
+ * The two above with the pt as a void * context, as a callback table
+ * takes them (the device's vqf_fsdev_dax_ops with dax_ctx = the pt;
+ * unsigned long long is lib's u64 there).
+ */
+int vqf_pt_dax_file_fd(void *pt, unsigned long long nodeid,
+		       unsigned long long fh);
+int vqf_pt_dax_node_fd(void *pt, unsigned long long nodeid, bool write);
+
 /* Whether data I/O goes through io_uring (detected at vqf_pt_new()). */
 bool vqf_pt_uses_uring(struct vqf_pt *pt);
 

@@ -120,19 +120,9 @@ static void *chan_main(void *arg)
 	return NULL;
 }
 
-static int t_file_fd(void *ctx, u64 nodeid, u64 fh)
-{
-	return vqf_pt_file_fd(ctx, nodeid, fh);
-}
-
-static int t_node_fd(void *ctx, u64 nodeid, bool write)
-{
-	return vqf_pt_node_fd(ctx, nodeid, write);
-}
-
 static const struct vqf_fsdev_dax_ops dax_ops = {
-	.file_fd = t_file_fd,
-	.node_fd = t_node_fd,
+	.file_fd = vqf_pt_dax_file_fd,
+	.node_fd = vqf_pt_dax_node_fd,
 };
 
 struct srv {

@@ -55,27 +55,10 @@ struct fe {
 static void handshake(struct fe *f)
 {
 	u64 feat, pf;
-	unsigned int i;
 
-	feat = get_u64(f, VQF_VHOST_GET_FEATURES);
-	assert_true(feat & (1ull << VIRTIO_F_VERSION_1));
-	assert_true(feat & (1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
-	pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
-	assert_true(pf & (1ull << VQF_VHOST_PF_REPLY_ACK));
-	assert_true(pf & (1ull << VQF_VHOST_PF_MQ));
+	feat = fe_handshake_begin(f, &pf);
 	msg(f, VQF_VHOST_SET_PROTOCOL_FEATURES, &pf, sizeof(pf), NULL, 0);
-	assert_int_equal(get_u64(f, VQF_VHOST_GET_QUEUE_NUM), NQ);
-	assert_int_equal(acked(f, VQF_VHOST_SET_OWNER, NULL, 0, NULL, 0), 0);
-	feat &= (1ull << VIRTIO_F_VERSION_1) |
-		(1ull << VIRTIO_RING_F_EVENT_IDX) |
-		(1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
-	assert_int_equal(acked(f, VQF_VHOST_SET_FEATURES, &feat,
-			       sizeof(feat), NULL, 0), 0);
-	set_mem(f);
-	for (i = 0; i < NQ; i++)
-		set_ring(f, i);
-	for (i = 0; i < NQ; i++)
-		set_state(f, VQF_VHOST_SET_VRING_ENABLE, i, 1);
+	fe_handshake_end(f, feat);
 }
 
 /* ---- the driver side ----------------------------------------------------- */

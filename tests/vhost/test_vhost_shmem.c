@@ -99,14 +99,8 @@ static void *backend_main(void *arg);
 static void handshake(struct fe *f, u64 drop)
 {
 	u64 feat, pf;
-	unsigned int i;
 
-	feat = get_u64(f, VQF_VHOST_GET_FEATURES);
-	assert_true(feat & (1ull << VIRTIO_F_VERSION_1));
-	assert_true(feat & (1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
-	pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
-	assert_true(pf & (1ull << VQF_VHOST_PF_REPLY_ACK));
-	assert_true(pf & (1ull << VQF_VHOST_PF_MQ));
+	feat = fe_handshake_begin(f, &pf);
 	assert_true(pf & (1ull << VQF_VHOST_PF_SHMEM));
 	assert_true(pf & (1ull << VQF_VHOST_PF_BACKEND_REQ));
 	assert_true(pf & (1ull << VQF_VHOST_PF_BACKEND_SEND_FD));
@@ -121,37 +115,24 @@ static void handshake(struct fe *f, u64 drop)
 						f), 0);
 		f->bthr_on = true;
 	}
-	assert_int_equal(get_u64(f, VQF_VHOST_GET_QUEUE_NUM), NQ);
-	assert_int_equal(acked(f, VQF_VHOST_SET_OWNER, NULL, 0, NULL, 0), 0);
-	feat &= (1ull << VIRTIO_F_VERSION_1) |
-		(1ull << VIRTIO_RING_F_EVENT_IDX) |
-		(1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
-	assert_int_equal(acked(f, VQF_VHOST_SET_FEATURES, &feat,
-			       sizeof(feat), NULL, 0), 0);
-	set_mem(f);
-	for (i = 0; i < NQ; i++)
-		set_ring(f, i);
-	for (i = 0; i < NQ; i++)
-		set_state(f, VQF_VHOST_SET_VRING_ENABLE, i, 1);
+	fe_handshake_end(f, feat);
+}
+
+/* Rings, the handshake without the protocol features in @drop, INIT. */
+static void start(struct fe *f, u64 drop)
+{
+	rings_create(f, NULL);
+	handshake(f, drop);
+	fuse_init(f, 1);
 }
 
 /* ---- the driver side ----------------------------------------------------- */
 
 /* ---- the window's file lookups, the host file ---------------------------- */
 
-static int t_file_fd(void *ctx, u64 nodeid, u64 fh)
-{
-	return vqf_pt_file_fd(ctx, nodeid, fh);
-}
-
-static int t_node_fd(void *ctx, u64 nodeid, bool write)
-{
-	return vqf_pt_node_fd(ctx, nodeid, write);
-}
-
 static const struct vqf_fsdev_dax_ops dax_ops = {
-	.file_fd = t_file_fd,
-	.node_fd = t_node_fd,
+	.file_fd = vqf_pt_dax_file_fd,
+	.node_fd = vqf_pt_dax_node_fd,
 };
 
 static void host_file(struct fe *f)
@@ -537,9 +518,7 @@ static void test_map_roundtrip(void **state)
 	struct seen s;
 	u64 node, fh_ro, fh_rw;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	assert_int_equal(wait_seen(f, 1), 1);
 	s = seen_at(f, 0);
 	assert_int_equal(s.req, VQF_VHOST_BACKEND_SHMEM_MAP);
@@ -618,9 +597,7 @@ static void test_stop(void **state)
 	struct seen s;
 	u64 node;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	node = lookup_f(f);
 	assert_int_equal(setupmap(f, node, ~0ull, 0, PG, 0, false), 0);
 	assert_int_equal(setupmap(f, node, ~0ull, 0, 2 * PG, 4 * PG, true),
@@ -653,9 +630,7 @@ static void test_disconnect(void **state)
 	struct seen s;
 	u64 node;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	node = lookup_f(f);
 	assert_int_equal(setupmap(f, node, ~0ull, PG, PG, 2 * PG, true), 0);
 	close(f->sv[0]);
@@ -719,9 +694,7 @@ static void test_refused_maps(void **state)
 	u8 mk[sizeof(mi) + 2];
 	u64 node, fh_ro;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	assert_int_equal(wait_seen(f, 1), 1);
 	node = lookup_f(f);
 	fh_ro = open_f(f, node, O_RDONLY);
@@ -793,9 +766,7 @@ static void test_incomplete(void **state)
 	struct vqf_vhost_stats st;
 	u64 node;
 
-	rings_create(f, NULL);
-	handshake(f, 1ull << VQF_VHOST_PF_BACKEND_SEND_FD);
-	fuse_init(f, 1);
+	start(f, 1ull << VQF_VHOST_PF_BACKEND_SEND_FD);
 	node = lookup_f(f);
 	assert_int_equal(setupmap(f, node, ~0ull, 0, PG, 0, false), -ENOSYS);
 	stats(f, &st);
@@ -813,9 +784,7 @@ static void test_broken_channel(void **state)
 	u64 node;
 	int i;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	assert_int_equal(wait_seen(f, 1), 1);
 	node = lookup_f(f);
 	shutdown(f->bk[0], SHUT_RDWR);
@@ -847,9 +816,7 @@ static void test_silent_channel(void **state)
 	u64 node;
 	int i;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	assert_int_equal(wait_seen(f, 1), 1);
 	node = lookup_f(f);
 	pthread_mutex_lock(&f->block);
@@ -889,9 +856,7 @@ static void test_hub_table(void **state)
 	u8 *before;
 	u64 node;
 
-	rings_create(f, NULL);
-	handshake(f, 0);
-	fuse_init(f, 1);
+	start(f, 0);
 	assert_int_equal(wait_seen(f, 1), 1);
 	assert_non_null(__atomic_load_n(&f->table_map, __ATOMIC_ACQUIRE));
 	assert_int_equal(f->table_wmap_err, EACCES);

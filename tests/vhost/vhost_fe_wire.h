@@ -264,6 +264,42 @@ static inline void rm_dir(const char *dir)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * QEMU 7.2's sequence when the guest sets DRIVER_OK, first half: the
+ * features; *@pf gets the protocol features offered.  The caller sends
+ * SET_PROTOCOL_FEATURES (and what they call for), then fe_handshake_end().
+ */
+static inline u64 fe_handshake_begin(struct fe *f, u64 *pf)
+{
+	u64 feat = get_u64(f, VQF_VHOST_GET_FEATURES);
+
+	assert_true(feat & (1ull << VIRTIO_F_VERSION_1));
+	assert_true(feat & (1ull << VQF_VHOST_F_PROTOCOL_FEATURES));
+	*pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
+	assert_true(*pf & (1ull << VQF_VHOST_PF_REPLY_ACK));
+	assert_true(*pf & (1ull << VQF_VHOST_PF_MQ));
+	return feat;
+}
+
+/* The second half: owner, features, memory table, rings, enables. */
+static inline void fe_handshake_end(struct fe *f, u64 feat)
+{
+	unsigned int i;
+
+	assert_int_equal(get_u64(f, VQF_VHOST_GET_QUEUE_NUM), NQ);
+	assert_int_equal(acked(f, VQF_VHOST_SET_OWNER, NULL, 0, NULL, 0), 0);
+	feat &= (1ull << VIRTIO_F_VERSION_1) |
+		(1ull << VIRTIO_RING_F_EVENT_IDX) |
+		(1ull << VQF_VHOST_F_PROTOCOL_FEATURES);
+	assert_int_equal(acked(f, VQF_VHOST_SET_FEATURES, &feat,
+			       sizeof(feat), NULL, 0), 0);
+	set_mem(f);
+	for (i = 0; i < NQ; i++)
+		set_ring(f, i);
+	for (i = 0; i < NQ; i++)
+		set_state(f, VQF_VHOST_SET_VRING_ENABLE, i, 1);
+}
+
 /* Guest RAM (a memfd), its driver view and the rings' eventfds. */
 static inline void fe_ram_init(struct fe *f)
 {
