@@ -6,14 +6,34 @@
 #define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
 #include "gcli_int.h"
 
+/*
+ * Sends @cl, which creates @name in @parent and is answered with its
+ * entry, and enters the new inode in the caches.
+ */
+static int entry_call(struct vqf_gcli *c, struct vqf_gdrv_call *cl,
+		      u64 parent, const char *name)
+{
+	struct fuse_entry_out e;
+	struct asamp as;
+	int ret;
+
+	vqf_req_add_out(&cl->req, &e, sizeof(e));
+	gcli_asample_entry(c, parent, &cl->req, &as);
+	memset(&e, 0, sizeof(e));
+	ret = gcli_send(c, cl);
+	if (!ret) {
+		gcli_asample_reply(c, &cl->req, &as);
+		ret = gcli_new_entry(c, parent, name, &e, &as);
+	}
+	return ret;
+}
+
 /* MKDIR, MKNOD, SYMLINK: an entry in @path's parent. */
 static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 		     const void *arg, u32 arg_size, const char *target)
 {
 	char name[NAME_MAX + 1];
 	struct vqf_gdrv_call cl;
-	struct fuse_entry_out e;
-	struct asamp as;
 	u64 parent;
 	int ret;
 
@@ -27,14 +47,7 @@ static int make_node(struct vqf_gcli *c, const char *path, u32 opcode,
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	if (target)
 		vqf_req_add_in(&cl.req, target, (u32)strlen(target) + 1);
-	vqf_req_add_out(&cl.req, &e, sizeof(e));
-	gcli_asample_entry(c, parent, &cl.req, &as);
-	memset(&e, 0, sizeof(e));
-	ret = gcli_send(c, &cl);
-	if (!ret) {
-		gcli_asample_reply(c, &cl.req, &as);
-		ret = gcli_new_entry(c, parent, name, &e, &as);
-	}
+	ret = entry_call(c, &cl, parent, name);
 	gcli_iput(c, parent);
 	return ret;
 }
@@ -185,9 +198,7 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	char name[NAME_MAX + 1];
 	struct vqf_gdrv_call cl;
 	struct fuse_link_in li;
-	struct fuse_entry_out e;
 	struct fuse_attr a;
-	struct asamp as;
 	u64 old, parent;
 	int ret;
 
@@ -208,14 +219,7 @@ int vqf_gcli_link(struct vqf_gcli *c, const char *from, const char *to)
 	gcli_call_init(&cl, FUSE_LINK, parent);
 	vqf_req_add_in(&cl.req, &li, sizeof(li));
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
-	vqf_req_add_out(&cl.req, &e, sizeof(e));
-	gcli_asample_entry(c, parent, &cl.req, &as);
-	memset(&e, 0, sizeof(e));
-	ret = gcli_send(c, &cl);
-	if (!ret) {
-		gcli_asample_reply(c, &cl.req, &as);
-		ret = gcli_new_entry(c, parent, name, &e, &as);
-	}
+	ret = entry_call(c, &cl, parent, name);
 	gcli_iput(c, parent);
 	gcli_iput(c, old);
 	return ret;
