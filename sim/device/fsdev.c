@@ -1356,13 +1356,45 @@ static bool fault_may_pop(struct fsq *q, bool tick)
 }
 
 /*
+ * Pops one chain into @r and accounts for it.  Returns 1 for a chain to
+ * serve, 0 when the ring is empty, -EAGAIN for a chain the ring refused
+ * (counted in chain_errors and finished: @r is spent), -EIO when the
+ * driver broke the ring: this queue is dead until reset (counted, the
+ * device flags it), the others carry on.
+ */
+static int pop_into(struct fsq *q, struct fsreq *r)
+{
+	struct vqf_fsdev *d = q->d;
+	int ret = vqf_vring_dev_pop(q->vr, &r->c);
+
+	if (ret == 0)
+		return 0;
+	if (ret < 0 && ret != -ENODATA && ret != -ENOBUFS) {
+		STAT_ADD(d, queue_broken, 1);
+		set_needs_reset(d);
+		return -EIO;
+	}
+	q->popped++;
+	r->seq = q->seq++;
+	r->op = 0;
+	r->injected = false;
+	pthread_mutex_lock(&d->lock);
+	d->outstanding++;
+	pthread_mutex_unlock(&d->lock);
+	if (ret > 0)
+		return 1;
+	STAT_ADD(d, chain_errors, 1);
+	finish(r, 0);
+	return -EAGAIN;
+}
+
+/*
  * Pops and handles every available chain.  Returns POP_BROKEN when the
  * queue broke (the device then needs a reset), POP_GATED when the fault
  * plan refused to pop.  Pop side: one caller at a time.
  */
 static enum pop_res pop_all(struct fsq *q, struct fsreq **spare, bool tick)
 {
-	struct vqf_fsdev *d = q->d;
 	struct fsreq *r = *spare;
 	int ret;
 
@@ -1376,33 +1408,14 @@ static enum pop_res pop_all(struct fsq *q, struct fsreq **spare, bool tick)
 			r = fsreq_new(q);
 		if (!r)
 			break;	/* out of memory: retry on the next kick */
-		ret = vqf_vring_dev_pop(q->vr, &r->c);
+		ret = pop_into(q, r);
 		if (ret == 0)
 			break;
-		if (ret > 0 || ret == -ENODATA || ret == -ENOBUFS) {
-			q->popped++;
-			r->seq = q->seq++;
-			r->op = 0;
-			r->injected = false;
-		}
-		pthread_mutex_lock(&d->lock);
-		d->outstanding++;
-		pthread_mutex_unlock(&d->lock);
-		if (ret == -ENODATA || ret == -ENOBUFS) {
-			STAT_ADD(d, chain_errors, 1);
-			finish(r, 0);
-			r = NULL;
+		if (ret == -EAGAIN) {
+			r = NULL;	/* refused and finished */
 			continue;
 		}
 		if (ret < 0) {
-			/* The driver broke the ring: this queue is dead
-			 * until reset; the others carry on.
-			 */
-			pthread_mutex_lock(&d->lock);
-			d->outstanding--;
-			pthread_mutex_unlock(&d->lock);
-			STAT_ADD(d, queue_broken, 1);
-			set_needs_reset(d);
 			*spare = r;
 			return POP_BROKEN;
 		}
@@ -1478,7 +1491,6 @@ enum pop1_res { POP1_NONE, POP1_CHAIN, POP1_BROKEN };
  */
 static enum pop1_res pop_one_locked(struct fsq *q, struct fsreq **spare)
 {
-	struct vqf_fsdev *d = q->d;
 	struct fsreq *r;
 	int ret;
 
@@ -1490,26 +1502,14 @@ static enum pop1_res pop_one_locked(struct fsq *q, struct fsreq **spare)
 		r = *spare;
 		if (!r)
 			return POP1_NONE;
-		ret = vqf_vring_dev_pop(q->vr, &r->c);
+		ret = pop_into(q, r);
 		if (ret == 0)
 			return POP1_NONE;
-		if (ret < 0 && ret != -ENODATA && ret != -ENOBUFS) {
-			STAT_ADD(d, queue_broken, 1);
-			set_needs_reset(d);
-			return POP1_BROKEN;
-		}
-		q->popped++;
-		r->seq = q->seq++;
-		r->op = 0;
-		r->injected = false;
-		pthread_mutex_lock(&d->lock);
-		d->outstanding++;
-		pthread_mutex_unlock(&d->lock);
 		if (ret > 0)
 			return POP1_CHAIN;
-		STAT_ADD(d, chain_errors, 1);
-		*spare = NULL;
-		finish(r, 0);
+		if (ret != -EAGAIN)
+			return POP1_BROKEN;
+		*spare = NULL;	/* refused and finished */
 	}
 }
 
