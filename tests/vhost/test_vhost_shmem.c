@@ -303,8 +303,18 @@ static void fe_side_init(struct fe *f)
 	fe_ram_init(f);
 }
 
+/*
+ * What a case may ask of setup_any() through cmocka's prestate; without
+ * one: the default ack timeout and a version table.
+ */
+struct prestate {
+	unsigned int shmem_timeout_ms;
+	bool table;
+};
+
 static int setup_any(void **state, bool hub)
 {
+	const struct prestate *ps = *state;
 	struct vqf_vhost_cfg vc = { 0 };
 	struct fe *f = calloc(1, sizeof(*f));
 
@@ -328,6 +338,11 @@ static int setup_any(void **state, bool hub)
 		vc.serve_reset = t_serve_reset;
 		goto table_done;
 	}
+	if (ps && !ps->table) {
+		f->table_fd = -1;
+		f->table_rw = -1;
+		goto table_done;
+	}
 	f->table_rw = memfd_create("vqf-table", MFD_CLOEXEC);
 	assert_true(f->table_rw >= 0);
 	assert_int_equal(ftruncate(f->table_rw, TABLE), 0);
@@ -344,9 +359,8 @@ static int setup_any(void **state, bool hub)
 table_done:
 	fe_side_init(f);
 	host_file(f);
-	/* The silent front-end's case shortens the ack timeout (prestate). */
-	if (*state)
-		vc.shmem_timeout_ms = *(const unsigned int *)*state;
+	if (ps)
+		vc.shmem_timeout_ms = ps->shmem_timeout_ms;
 	fe_serve_start(f, &vc);
 	*state = f;
 	return 0;
@@ -807,7 +821,10 @@ static void test_broken_channel(void **state)
 /*
  * A front-end that reads the channel and never answers: the mapping
  * gives up after the timeout, the channel counts as broken (a timeout)
- * and the connection ends.
+ * and the connection ends.  With no version table (prestate), so that
+ * the short timeout governs this one mapping only: the table's map at
+ * the start, answered by a front-end that a loaded machine may stall,
+ * could otherwise time out first.
  */
 static void test_silent_channel(void **state)
 {
@@ -817,7 +834,6 @@ static void test_silent_channel(void **state)
 	int i;
 
 	start(f, 0);
-	assert_int_equal(wait_seen(f, 1), 1);
 	node = lookup_f(f);
 	pthread_mutex_lock(&f->block);
 	f->silent = true;
@@ -833,7 +849,8 @@ static void test_silent_channel(void **state)
 	assert_int_equal(st.shm.timeouts, 1);
 	assert_int_equal(st.shm.breaks, 1);
 	assert_int_equal(st.channel_breaks, 1);
-	assert_int_equal(wait_seen(f, 2), 2);	/* the map was sent */
+	assert_int_equal(wait_seen(f, 1), 1);	/* the map was sent */
+	assert_int_equal(seen_at(f, 0).req, VQF_VHOST_BACKEND_SHMEM_MAP);
 	pthread_join(f->thr, NULL);
 	assert_int_equal(f->serve_ret, -EPIPE);
 	assert_int_equal(pthread_create(&f->thr, NULL, serve_noop, NULL), 0);
@@ -1140,7 +1157,9 @@ static void test_cli_guests(void **state)
 
 int main(int argc, char **argv)
 {
-	static unsigned int short_timeout = 500;	/* ms */
+	static struct prestate short_timeout = {
+		.shmem_timeout_ms = 500, .table = false,
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_roundtrip, setup,
