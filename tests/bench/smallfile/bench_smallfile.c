@@ -642,13 +642,8 @@ static enum vqf_sim_fs fs_of(int st)
 	       VQF_SIM_FS_PTLL : VQF_SIM_FS_VQFUSE;
 }
 
-/*
- * A second stat loop of @n calls on a fresh traced machine of stack @st:
- * the round trip split into the trace's stages (recording costs a clock
- * read and a mutex per event, so the traced loop is slower: its own us
- * per stat is kept beside the stages).
- */
-static int traced_stats(struct bench *b, int st, unsigned int n)
+/* The simulated machine of stack @st. */
+static struct vqf_sim_cfg sim_cfg(const struct bench *b, int st)
 {
 	struct vqf_sim_cfg sc = {
 		.shared = b->dir[st],
@@ -660,6 +655,19 @@ static int traced_stats(struct bench *b, int st, unsigned int n)
 		.poll_fixed = b->poll_fixed,
 		.handoff = is_handoff(st),
 	};
+
+	return sc;
+}
+
+/*
+ * A second stat loop of @n calls on a fresh traced machine of stack @st:
+ * the round trip split into the trace's stages (recording costs a clock
+ * read and a mutex per event, so the traced loop is slower: its own us
+ * per stat is kept beside the stages).
+ */
+static int traced_stats(struct bench *b, int st, unsigned int n)
+{
+	struct vqf_sim_cfg sc = sim_cfg(b, st);
 	struct vqf_trace *t;
 	struct vqf_sim *sim;
 	struct vqf_wl_fs fs;
@@ -704,16 +712,7 @@ static int run_one(struct bench *b, int st, unsigned int round)
 			goto fail_open;
 		fs.name = st_name[st];
 	} else {
-		struct vqf_sim_cfg sc = {
-			.shared = b->dir[st],
-			.fs = fs_of(st),
-			.queues = b->queues,
-			.threads = b->threads,
-			.inline_kick = is_inline(st),
-			.poll_ns = is_poll(st) ? b->poll_us * 1000ULL : 0,
-			.poll_fixed = b->poll_fixed,
-			.handoff = is_handoff(st),
-		};
+		struct vqf_sim_cfg sc = sim_cfg(b, st);
 
 		ret = vqf_sim_new(&sc, &sim);
 		if (ret)
