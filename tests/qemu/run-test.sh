@@ -69,6 +69,16 @@ need_ko()
 	exit 77
 }
 
+# Debian's QEMU 7.2 gives vhost-user-fs no shared memory (the DAX window,
+# shm region 0; the version table, region 1): those modes need VQF_QEMU.
+need_shmem_qemu()
+{
+	[ -x "${VQF_QEMU:-}" ] && return 0
+	echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
+		"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
+	exit 77
+}
+
 case $mode in
 virtiofs-intree)
 	script='vqf_suite_cycles virtiofs 3'
@@ -89,12 +99,7 @@ virtiofs-libvirt)
 vqfuse-dax)
 	need_ko vqfuse.ko
 	need_ko fuse.ko
-	# Debian's QEMU 7.2 has no shared memory for vhost-user-fs
-	if [ ! -x "${VQF_QEMU:-}" ]; then
-		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
-			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
-		exit 77
-	fi
+	need_shmem_qemu
 	# the simulator's device with a window; the patched QEMU exposes it
 	VQF_DAEMON=sim
 	VQF_SIM_ARGS="--dax-window ${VQF_DAX_WINDOW:-16M}"
@@ -105,12 +110,7 @@ vqfuse-dax)
 vqfuse-version)
 	need_ko vqfuse.ko
 	need_ko fuse.ko
-	# Only the patched QEMU gives the guest shm region 1
-	if [ ! -x "${VQF_QEMU:-}" ]; then
-		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
-			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
-		exit 77
-	fi
+	need_shmem_qemu
 	VQF_DAEMON=sim VQF_SIM_ARGS='--version-table --ver-hostile 1'
 	script='vqf_version_table; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
 	labels='version vqfuse-1' ;;
