@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fsdev_dax.c - the device's DAX cache window: SETUPMAPPING and
+ * REMOVEMAPPING served by the device itself, and its resets.
+ *
+ * See vqf_fsdev.h; threads, locks and shared state: fsdev_int.h.
+ */
+#include "fsdev_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+/* ---- DAX window ----------------------------------------------------- */
+
+/*
+ * Enough slots for any guest using 2 MiB ranges on a window of up to
+ * 128 GiB, and for page-sized mappings on small windows; past that a
+ * new mapping gets -ENOSPC from lib's check.
+ */
+#define DAX_MAX_SLOTS	65536u
+
+/* Makes [off, off + len) of the window inaccessible again. */
+static int dax_blank(struct vqf_fsdev *d, u64 off, u64 len)
+{
+	void *p;
+
+	if (d->dax_remote)
+		return d->cfg.dax_ops->unmap(d->cfg.dax_ctx, off, len, true);
+	p = mmap(d->dax_base + off, len, PROT_NONE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+/* Puts @fd's [foff, +len) at window offset @off. */
+static int dax_place(struct vqf_fsdev *d, int fd, u64 foff, u64 off,
+		     u64 len, bool writable)
+{
+	void *p;
+
+	if (d->dax_remote)
+		return d->cfg.dax_ops->map(d->cfg.dax_ctx, fd, foff, off, len,
+					   writable);
+	p = mmap(d->dax_base + off, len,
+		 PROT_READ | (writable ? PROT_WRITE : 0),
+		 MAP_SHARED | MAP_FIXED, fd, (off_t)foff);
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+int fsdev_dax_init(struct vqf_fsdev *d, u64 size, bool remote)
+{
+	u64 align = (u64)sysconf(_SC_PAGESIZE);
+	u64 n = vqf_dax_dev_max_mappings(size, align);
+	void *p;
+
+	if (n > DAX_MAX_SLOTS)
+		n = DAX_MAX_SLOTS;
+	d->dax_slots = calloc(n, sizeof(*d->dax_slots));
+	if (!d->dax_slots)
+		return -ENOMEM;
+	if (vqf_dax_dev_map_init(&d->dax_map, size, align, d->dax_slots,
+				 (u32)n)) {
+		free(d->dax_slots);
+		d->dax_slots = NULL;
+		return -EINVAL;
+	}
+	/* Address space only: no memory, no swap, nothing accessible. */
+	p = remote ? NULL : mmap(NULL, size, PROT_NONE, MAP_PRIVATE |
+				 MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		free(d->dax_slots);
+		d->dax_slots = NULL;
+		return -ENOMEM;
+	}
+	d->dax_base = p;
+	d->dax_on = true;
+	d->dax_remote = remote;
+	d->dax_off = remote;
+	pthread_mutex_init(&d->dax_lock, NULL);
+	return 0;
+}
+
+/*
+ * A remote window is emptied mapping by mapping (a front-end unmaps what
+ * it mapped, not arbitrary spans), without waiting: a reset comes from
+ * the front-end's own stop, which may not serve the back-end's channel
+ * until it has its answers.
+ */
+static void dax_unmap_remote(struct vqf_fsdev *d)
+{
+	struct vqf_itree_node *n;
+
+	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
+		d->cfg.dax_ops->unmap(d->cfg.dax_ctx, n->start,
+				      n->last - n->start + 1, false);
+}
+
+/* Drops every mapping: the window is one PROT_NONE reservation again. */
+void fsdev_dax_reset(struct vqf_fsdev *d)
+{
+	if (!d->dax_on)
+		return;
+	pthread_mutex_lock(&d->dax_lock);
+	if (d->dax_remote) {
+		dax_unmap_remote(d);
+		vqf_dax_dev_reset(&d->dax_map);
+		pthread_mutex_unlock(&d->dax_lock);
+		STAT_ADD(d, dax_resets, 1);
+		return;
+	}
+	vqf_dax_dev_reset(&d->dax_map);
+	/* Cannot fail short of ENOMEM for the VMA: then unmap and re-reserve
+	 * would fail the same way; the map is empty either way, and the
+	 * guest never gets a range the device does not think is free.
+	 */
+	dax_blank(d, 0, d->dax_map.window_size);
+	pthread_mutex_unlock(&d->dax_lock);
+	STAT_ADD(d, dax_resets, 1);
+}
+
+void fsdev_dax_fini(struct vqf_fsdev *d)
+{
+	if (!d->dax_on)
+		return;
+	d->dax_on = false;
+	if (d->dax_base)
+		munmap(d->dax_base, d->dax_map.window_size);
+	d->dax_base = NULL;
+	free(d->dax_slots);
+	d->dax_slots = NULL;
+	pthread_mutex_destroy(&d->dax_lock);
+}
+
+int vqf_fsdev_set_dax(struct vqf_fsdev *d, bool on)
+{
+	if (!d->dax_on)
+		return -ENOENT;
+	__atomic_store_n(&d->dax_off, !on, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len)
+{
+	if (id == VQF_VIRTIO_FS_SHMCAP_ID_VERSION && d->cfg.ver_table) {
+		/* Read-only for guests: the device's writable view is the
+		 * hub's own mapping.
+		 */
+		*base = (void *)d->cfg.ver_table;
+		*len = d->cfg.ver_table_size;
+		return 0;
+	}
+	if (id != VQF_VIRTIO_FS_SHMCAP_ID_CACHE || !d->dax_base)
+		return -ENOENT;	/* a remote window is the front-end's */
+	*base = d->dax_base;
+	*len = d->dax_map.window_size;
+	return 0;
+}
+
+/* What lib's check needs to know about the file behind @fd. */
+static int dax_limits(int fd, struct vqf_dax_dev_limits *lim)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADF;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	lim->file_size = (u64)st.st_size;
+	lim->max_bytes = (u64)INT64_MAX;	/* off_t's limit */
+	/* MAP_SHARED + PROT_WRITE needs a descriptor open for both. */
+	lim->writable = (fl & O_ACCMODE) == O_RDWR;
+	return 0;
+}
+
+/* SETUPMAPPING: check, mmap over the span, commit (dax_lock held). */
+static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
+			    int fd, const struct vqf_dax_dev_limits *lim)
+{
+	const struct vqf_dax_dev_mapping *old;
+	struct fuse_setupmapping_in in;
+	bool writable;
+	int ret;
+
+	ret = vqf_dax_dev_setup_check(&d->dax_map, &r->dreq.arg,
+				      r->dreq.arg_size, lim, &d->dax_st, &in,
+				      &old);
+	if (ret) {
+		STAT_ADD(d, dax_refused, 1);
+		return ret;
+	}
+	writable = in.flags & FUSE_SETUPMAPPING_FLAG_WRITE;
+	/* A front-end maps only over nothing: the identical span goes
+	 * first (an upgrade).
+	 */
+	ret = old && d->dax_remote ? dax_blank(d, in.moffset, in.len) : 0;
+	if (!ret)
+		ret = dax_place(d, fd, in.foffset, in.moffset, in.len,
+				writable);
+	if (ret) {
+		STAT_ADD(d, dax_mmap_errors, 1);
+		/* A failed MAP_FIXED may have torn down what was there: the
+		 * span is blanked and, if it replaced a mapping, that one is
+		 * forgotten too - the guest sees an error and sets up again.
+		 * A front-end that refused a map left nothing there.
+		 */
+		if (!d->dax_remote)
+			dax_blank(d, in.moffset, in.len);
+		if (old) {
+			struct fuse_removemapping_one one = {
+				.moffset = in.moffset, .len = in.len,
+			};
+
+			vqf_dax_dev_remove_commit(&d->dax_map, &one, 1,
+						  &d->dax_st);
+		}
+		return ret;
+	}
+	if (!vqf_dax_dev_setup_commit(&d->dax_map, r->dreq.in.nodeid, &in,
+				      &d->dax_st)) {
+		/* Cannot happen under dax_lock; never leave it mapped. */
+		dax_blank(d, in.moffset, in.len);
+		STAT_ADD(d, dax_mmap_errors, 1);
+		return -EIO;
+	}
+	STAT_ADD(d, dax_setups, 1);
+	return 0;
+}
+
+static int dax_setup(struct vqf_fsdev *d, const struct fsreq *r)
+{
+	const struct fuse_setupmapping_in *a = &r->dreq.arg.setupmapping;
+	struct vqf_dax_dev_limits lim;
+	int fd, ret;
+
+	u64 fh = r->dreq.arg_size >= sizeof(*a) ? a->fh : VQF_FSDEV_FH_NONE;
+	bool by_node = fh == VQF_FSDEV_FH_NONE && d->cfg.dax_ops->node_fd &&
+		       r->dreq.arg_size == sizeof(*a);
+
+	/* The fh is only looked up here; lib's check re-reads the request
+	 * from the parser's copy, never from guest memory.  Without a
+	 * handle the mapping's own WRITE flag says how to open the file,
+	 * as the guest kernel checked its open for it (virtiofsd does the
+	 * same).
+	 */
+	if (by_node)
+		fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, r->dreq.in.nodeid,
+					     a->flags &
+					     FUSE_SETUPMAPPING_FLAG_WRITE);
+	else
+		fd = d->cfg.dax_ops->file_fd(d->cfg.dax_ctx,
+					     r->dreq.in.nodeid, fh);
+	if (fd < 0) {
+		STAT_ADD(d, dax_bad_fh, 1);
+		return fd;
+	}
+	ret = dax_limits(fd, &lim);
+	if (ret) {
+		close(fd);
+		STAT_ADD(d, dax_bad_fh, 1);
+		return ret;
+	}
+	pthread_mutex_lock(&d->dax_lock);
+	ret = dax_setup_locked(d, r, fd, &lim);
+	pthread_mutex_unlock(&d->dax_lock);
+	if (!ret && by_node)
+		STAT_ADD(d, dax_by_nodeid, 1);
+	/* The mapping keeps its own reference to the file. */
+	close(fd);
+	return ret;
+}
+
+static int dax_remove(struct vqf_fsdev *d, const struct fsreq *r)
+{
+	const size_t hdr = sizeof(struct fuse_removemapping_in);
+	struct fuse_removemapping_one ents[VQF_REMOVEMAPPING_MAX];
+	u8 buf[sizeof(struct fuse_removemapping_in) + sizeof(ents)];
+	u32 dlen = r->dreq.data.len, n, i;
+	size_t size = hdr + dlen;
+	int ret;
+
+	/* One contiguous copy for lib's check.  The parser has already
+	 * bounded the entries; anything else is a bad size (size 0).
+	 */
+	memcpy(buf, &r->dreq.arg.removemapping, hdr);
+	if (r->dreq.arg_size != hdr || dlen > sizeof(ents) ||
+	    (dlen && vqf_dev_view_copy(&r->dreq.data, 0, buf + hdr, dlen)))
+		size = 0;
+	pthread_mutex_lock(&d->dax_lock);
+	ret = vqf_dax_dev_remove_check(&d->dax_map, buf, size, &d->dax_st,
+				       ents, &n);
+	if (ret) {
+		pthread_mutex_unlock(&d->dax_lock);
+		STAT_ADD(d, dax_refused, 1);
+		return ret;
+	}
+	for (i = 0; i < n; i++)
+		if (dax_blank(d, ents[i].moffset, ents[i].len))
+			ret = -EIO;
+	/* Committed even if a blank failed: the host side is gone either
+	 * way (a failed MAP_FIXED has unmapped), so the range is free.
+	 */
+	vqf_dax_dev_remove_commit(&d->dax_map, ents, n, &d->dax_st);
+	pthread_mutex_unlock(&d->dax_lock);
+	if (ret)
+		STAT_ADD(d, dax_mmap_errors, 1);
+	else
+		STAT_ADD(d, dax_removes, 1);
+	return ret;
+}
+
+/*
+ * SETUPMAPPING and REMOVEMAPPING on a device with a window: served here,
+ * never by the backend (libfuse has no op for them).  Returns true when
+ * @r was answered (and is gone).
+ */
+bool fsdev_dax_serve(struct vqf_fsdev *d, struct fsreq *r)
+{
+	int ret;
+
+	if (!d->dax_on || __atomic_load_n(&d->dax_off, __ATOMIC_ACQUIRE) ||
+	    (r->op != FUSE_SETUPMAPPING &&
+			     r->op != FUSE_REMOVEMAPPING))
+		return false;
+	if (!d->cfg.dax_ops || !d->cfg.dax_ops->file_fd) {
+		STAT_ADD(d, dax_enosys, 1);
+		ret = -ENOSYS;
+	} else if (r->op == FUSE_SETUPMAPPING) {
+		ret = dax_setup(d, r);
+	} else {
+		ret = dax_remove(d, r);
+	}
+	ret = vqf_dev_reply_req(&r->dreq, ret, NULL, 0, r->ws, r->nws, NULL);
+	if (ret > 0)
+		STAT_ADD(d, replies, 1);
+	else
+		STAT_ADD(d, refused_no_room, 1);
+	fsdev_finish(r, ret > 0 ? (u32)ret : 0);
+	return true;
+}
