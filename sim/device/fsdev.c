@@ -109,7 +109,11 @@ int vqf_fsdev_new(const struct vqf_fsdev_cfg *cfg, const struct vqf_gmem *mem,
 		d->offered |= 1ULL << VIRTIO_FS_F_NOTIFICATION;
 	d->offered &= ~cfg->features_withheld;
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->stop_fd < 0) {
+	if (d->stop_fd < 0 ||
+	    vqf_guard_new(&(struct vqf_guard_cfg){ .readonly = cfg->readonly },
+			  &d->guard)) {
+		if (d->stop_fd >= 0)
+			close(d->stop_fd);
 		fsdev_dax_fini(d);
 		free(d);
 		return -ENOMEM;
@@ -309,6 +313,7 @@ void vqf_fsdev_get_stats(struct vqf_fsdev *d, struct vqf_fsdev_stats *out)
 	*out = d->st;
 	pthread_mutex_unlock(&d->slock);
 	out->dax = ds;
+	vqf_guard_get_stats(d->guard, &out->guard);
 }
 
 void fsdev_set_needs_reset(struct vqf_fsdev *d)
@@ -323,6 +328,8 @@ static void stop_all(struct vqf_fsdev *d)
 	unsigned int i;
 	struct fsreq *r;
 
+	/* Forgets and releases waiting in the guard give up. */
+	vqf_guard_stop(d->guard);
 	pthread_mutex_lock(&d->lock);
 	__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&d->work_cond);
@@ -418,6 +425,8 @@ static void reset(struct vqf_fsdev *d)
 	vqf_dev_conn_init(&d->conn);
 	d->conn.max_write = d->conn.max_read = d->cfg.max_write;
 	pthread_rwlock_unlock(&d->conn_lock);
+	/* The backend's ids die with the session (vqf_backend_reset()). */
+	vqf_guard_reset(d->guard);
 	/* Nothing is served any more: no request is inside dax_lock. */
 	fsdev_dax_reset(d);
 }
@@ -543,5 +552,6 @@ void vqf_fsdev_free(struct vqf_fsdev *d)
 	pthread_rwlock_destroy(&d->conn_lock);
 	pthread_mutex_destroy(&d->nlock);
 	pthread_mutex_destroy(&d->slock);
+	vqf_guard_free(d->guard);
 	free(d);
 }

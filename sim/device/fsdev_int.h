@@ -87,6 +87,7 @@ struct fsreq {
 	u32 len;			/* bytes to push (held completions) */
 	u32 op;				/* opcode once parsed, else 0 */
 	bool injected;			/* a backend fault touched it */
+	struct vqf_guard_tx gtx;	/* the guard's pins and rewrites */
 	struct vqf_seg seg[];
 };
 
@@ -139,6 +140,7 @@ struct vqf_fsdev {
 
 	bool faulty;			/* cfg.faults was given: plan holds it */
 	struct vqf_fault_plan plan;
+	struct vqf_guard *guard;		/* per device: per guest */
 	pthread_t tick_thr;
 	bool tick_running;
 };

@@ -86,6 +86,9 @@ void fsdev_finish(struct fsreq *r, u32 len)
 	unsigned int nout = 0;
 	bool notify = false, stopping, f = fsdev_faulted(q);
 
+	/* The reply is in the chain: the backend is done with its ids. */
+	vqf_guard_done(d->guard, &r->gtx);
+
 	/* After a reset began, the rings belong to the driver again.  Read
 	 * under d->lock, where stop_all() sets it (helgrind sees the order;
 	 * a push racing the flag is still before the rings are destroyed:
@@ -166,12 +169,24 @@ static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 	struct vqf_dev_piece small[REPLY_PIECES], *pc = small;
 	struct fuse_out_header oh;
 	size_t skip = sizeof(oh);
-	u32 npc = 0;
+	const void *own;
+	u32 npc = 0, ownlen;
 	int i, ret;
 
 	if (iovcnt < 1 || iov[0].iov_len < sizeof(oh) || len < sizeof(oh))
 		return -EINVAL;
 	memcpy(&oh, iov[0].iov_base, sizeof(oh));
+	ret = vqf_guard_reply(d->guard, &r->gtx, &r->dreq, iov, iovcnt, len,
+			      &own, &ownlen);
+	if (ret) {
+		/* The guard's own answer (LOOKUP ".." to the root). */
+		struct vqf_dev_piece one = { own, ownlen };
+
+		ret = vqf_dev_reply(r->ws, r->nws, r->dreq.in.unique,
+				    ret < 0 ? ret : 0, &one, ret < 0 ? 0 : 1,
+				    NULL);
+		goto pushed;
+	}
 	if (iovcnt > REPLY_PIECES)
 		pc = malloc(iovcnt * sizeof(*pc));
 	for (i = 0; pc && i < iovcnt; i++) {
@@ -190,6 +205,7 @@ static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 				 pc, npc, NULL) : -ENOMEM;
 	if (pc != small)
 		free(pc);
+pushed:
 	if (ret < 0 && ret != -ENOBUFS) {
 		STAT_ADD(d, reply_too_big, 1);
 		ret = vqf_dev_reply(r->ws, r->nws, r->dreq.in.unique, -EIO,
@@ -221,13 +237,31 @@ static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 /* Hand a parsed request to the backend; @r is gone afterwards. */
 void fsdev_serve(struct vqf_fsdev *d, struct fsreq *r)
 {
-	u32 flen = vqf_dev_flat_len(&r->dreq);
 	u64 small[FSDEV_FLAT_STACK / sizeof(u64)];
 	void *flat;
+	u32 flen;
 	int ret;
 
+	/* The guard first: nothing below (DAX window, faults, backend)
+	 * sees a name, node id or handle it refuses.  It may rewrite the
+	 * request (LOOKUP "..").
+	 */
+	ret = vqf_guard_request(d->guard, &r->dreq, &r->gtx);
+	if (ret < 0) {
+		ret = vqf_dev_reply_req(&r->dreq, ret, NULL, 0, r->ws,
+					r->nws, NULL);
+		if (ret > 0)
+			STAT_ADD(d, replies, 1);
+		else if (r->dreq.noreply)
+			STAT_ADD(d, no_reply, 1);
+		else
+			STAT_ADD(d, refused_no_room, 1);
+		fsdev_finish(r, ret > 0 ? (u32)ret : 0);
+		return;
+	}
 	if (fsdev_dax_serve(d, r) || fsdev_fault_backend(d, r))
 		return;
+	flen = vqf_dev_flat_len(&r->dreq);
 	flat = flen <= sizeof(small) ? small : malloc(flen);
 	ret = flat ? vqf_dev_flatten(&r->dreq, flat, flen) : -ENOMEM;
 	if (ret < 0) {
@@ -251,6 +285,15 @@ void fsdev_serve(struct vqf_fsdev *d, struct fsreq *r)
 	}
 	STAT_ADD(d, bytes_in, flen);
 	flen = fsdev_fault_short_write(d, r, flat, flen);
+	/* FORGETs on the private copy: what the guest does not hold goes. */
+	flen = vqf_guard_forget(d->guard, flat, flen);
+	if (!flen) {
+		if (flat != small)
+			free(flat);
+		STAT_ADD(d, no_reply, 1);
+		fsdev_finish(r, 0);
+		return;
+	}
 	if (d->cfg.serve)
 		ret = d->cfg.serve(d->cfg.serve_ctx, flat, flen, reply_cb, r);
 	else

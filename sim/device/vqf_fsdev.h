@@ -24,6 +24,11 @@
  * chain's writable segments with lib/'s reply builder.  The hiprio queue
  * has its own thread and never waits for request-queue work (5.11.6.1).
  *
+ * Every request passes the device's guard (vqf_guard.h) before a backend
+ * sees it: names, node ids and file handles this guest does not hold,
+ * OPEN of special files and, on a read-only device, every change are
+ * refused there.
+ *
  * Bad input never crashes the device and never stops other requests: a
  * refused request gets an error reply, or, when it has no room for one,
  * its chain comes back with length 0; a driver that breaks the ring
@@ -38,6 +43,7 @@
 #include "vqf_dev.h"
 #include "vqf_fault.h"
 #include "vqf_fuse_ext.h"
+#include "vqf_guard.h"
 #include "vqf_vring_dev.h"
 
 #include <stdbool.h>
@@ -194,6 +200,11 @@ struct vqf_fsdev_cfg {
 	 */
 	const void *ver_table;
 	u64 ver_table_size;
+	/*
+	 * Read-only export: every change gets EROFS from the guard (see
+	 * vqf_guard.h), OPEN for writing and writable DAX maps included.
+	 */
+	bool readonly;
 };
 
 struct vqf_fsdev_stats {
@@ -233,6 +244,10 @@ struct vqf_fsdev_stats {
 	u64 dax_resets;		/* window cleared: reset, DESTROY, free */
 	u64 dax_by_nodeid;	/* setups with fh ~0 resolved by nodeid */
 	struct vqf_dax_dev_stats dax;	/* lib's per-reason counters */
+	/* The guard: what it refused, rewrote and holds (vqf_guard.h).
+	 * A refused request is also in replies or no_reply.
+	 */
+	struct vqf_guard_stats guard;
 };
 
 struct vqf_fsdev;

@@ -114,6 +114,7 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 	dc.num_request_queues = cfg->queues ? cfg->queues : 1;
 	dc.queue_size_max = 1024;
 	dc.threads = cfg->threads;
+	dc.readonly = cfg->readonly;
 	dc.notify_buf_size = cfg->notification ? 4096 : 0;
 	dc.be = s->be;
 	if (s->hub) {

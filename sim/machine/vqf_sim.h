@@ -40,6 +40,7 @@ struct vqf_sim_cfg {
 	unsigned int queues;		/* request queues (0: 1) */
 	unsigned int queue_size;	/* (0: 128) */
 	unsigned int threads;		/* device workers (0: serve inline) */
+	bool readonly;			/* vqf_fsdev_cfg.readonly: EROFS */
 	size_t ram;			/* guest RAM bytes (0: 256 MiB) */
 	bool notification;		/* offer + negotiate NOTIFICATION */
 	/* The device runs in the kicking thread (QEMU without ioeventfd)

@@ -1157,6 +1157,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	dc.be = vh->cfg.be;
 	dc.serve = vh->cfg.serve;
 	dc.serve_ctx = vh->cfg.serve_ctx;
+	dc.readonly = vh->cfg.readonly;
 	dc.trace = dev_trace;
 	dc.trace_ctx = vh;
 	if (vh->cfg.dax_window) {

@@ -178,6 +178,7 @@ struct vqf_vhost_cfg {
 	unsigned int num_request_queues;	/* 1..64 (0: 1) */
 	unsigned int queue_size_max;	/* 0: 1024 */
 	unsigned int threads;		/* vqf_fsdev_cfg.threads */
+	bool readonly;			/* vqf_fsdev_cfg.readonly */
 	struct vqf_backend *be;		/* required unless @serve */
 	FILE *log;			/* one line per message; NULL: quiet */
 	/*

@@ -271,27 +271,33 @@ static void test_fh_none(void **state)
 	/* The upgrade of a handle-less read-only span. */
 	assert_int_equal(setup(x, ~0ULL, 0, 2 * pg, 0, true), 0);
 	assert_prot(x, 0, 2 * pg, "rw-s");
-	/* Not a regular file: the root; a forged and a stale nodeid. */
+	/*
+	 * Not a regular file: the root, a directory; a forged and a stale
+	 * nodeid.  The device's guard stops them all (vqf_guard.h).
+	 */
 	{
 		struct fuse_setupmapping_in in;
 
 		vqf_dax_fill_setupmapping(&in, ~0ULL, 0, pg, 8 * pg, false);
-		assert_int_equal(setup_in(x, FUSE_ROOT_ID, &in), -ENODEV);
+		assert_int_equal(setup_in(x, FUSE_ROOT_ID, &in), -ENXIO);
 		assert_int_equal(raw_mkdir(x->e, FUSE_ROOT_ID, "d", 0755,
 					   &ent), 0);
-		assert_int_equal(setup_in(x, ent.nodeid, &in), -ENODEV);
+		assert_int_equal(setup_in(x, ent.nodeid, &in), -ENXIO);
 		assert_int_equal(setup_in(x, x->nodeid + (1ULL << 40), &in),
 				 -ESTALE);
-		assert_int_equal(setup_in(x, 0x7fffffffULL, &in), -EBADF);
+		assert_int_equal(setup_in(x, 0x7fffffffULL, &in), -ESTALE);
 	}
-	/* A real but wrong handle is still the handle's business. */
+	/* A forged handle: the guard's too. */
 	assert_int_equal(setup(x, x->fh_ro + 12345, 0, pg, 8 * pg, false),
 			 -EBADF);
 	assert_prot(x, 8 * pg, pg, "---p");
 	st = dstats(x);
 	assert_int_equal(st.dax_setups, 3);
 	assert_int_equal(st.dax_by_nodeid, 3);
-	assert_int_equal(st.dax_bad_fh, 5);
+	assert_int_equal(st.dax_bad_fh, 0);
+	assert_int_equal(st.guard.open_special, 2);
+	assert_int_equal(st.guard.node_unknown, 2);
+	assert_int_equal(st.guard.handle_unknown, 1);
 	assert_int_equal(st.dax_refused + st.dax_mmap_errors, 0);
 	dax_free(x);
 }
@@ -359,16 +365,18 @@ static void test_setup_refused(void **state)
 	assert_int_equal(setup_in(x, x->nodeid, &in), -EOPNOTSUPP);
 	in.flags = FUSE_SETUPMAPPING_FLAG_READ | 4;
 	assert_int_equal(setup_in(x, x->nodeid, &in), -EOPNOTSUPP);
-	/* Forged fh; a real fh on the wrong nodeid (the root). */
+	/* Forged fh; a real fh on the wrong nodeid (the root): the guard. */
 	assert_int_equal(setup(x, x->fh_ro + 12345, 0, pg, 6 * pg, false),
 			 -EBADF);
 	vqf_dax_fill_setupmapping(&in, x->fh_ro, 0, pg, 6 * pg, false);
-	assert_int_equal(setup_in(x, FUSE_ROOT_ID, &in), -EBADF);
+	assert_int_equal(setup_in(x, FUSE_ROOT_ID, &in), -EBADFD);
 	assert_two_maps(x);
 	st = dstats(x);
 	assert_int_equal(st.dax_setups, 2);
 	assert_int_equal(st.dax_refused, 16);
-	assert_int_equal(st.dax_bad_fh, 2);
+	assert_int_equal(st.dax_bad_fh, 0);
+	assert_int_equal(st.guard.handle_unknown, 1);
+	assert_int_equal(st.guard.handle_mismatch, 1);
 	assert_int_equal(st.dax.setup_unaligned, 4);
 	assert_int_equal(st.dax.setup_out_of_window, 3);
 	assert_int_equal(st.dax.setup_overlap, 3);

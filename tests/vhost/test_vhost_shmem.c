@@ -726,7 +726,7 @@ static void test_refused_maps(void **state)
 	assert_int_equal(fuse_call(f, 1, FUSE_MKDIR, 1, mk, sizeof(mk), &eo,
 				   sizeof(eo)).error, 0);
 	assert_int_equal(setupmap(f, eo.nodeid, ~0ull, 0, PG, 0, false),
-			 -ENODEV);
+			 -ENXIO);
 	assert_int_equal(wait_seen(f, 1), 1);
 	/* The front-end says no. */
 	pthread_mutex_lock(&f->block);
@@ -744,7 +744,10 @@ static void test_refused_maps(void **state)
 	assert_int_equal(st.dev.dax.setup_unaligned, 1);
 	assert_int_equal(st.dev.dax.setup_write_denied, 1);
 	assert_int_equal(st.dev.dax.remove_not_mapped, 1);
-	assert_int_equal(st.dev.dax_bad_fh, 2);
+	/* The device's guard: a forged handle, a directory by nodeid. */
+	assert_int_equal(st.dev.dax_bad_fh, 0);
+	assert_int_equal(st.dev.guard.handle_unknown, 1);
+	assert_int_equal(st.dev.guard.open_special, 1);
 	assert_int_equal(st.dev.dax_mmap_errors, 1);
 	assert_int_equal(st.dev.dax_setups, 1);
 	assert_int_equal(st.shm.map_refused, 1);
