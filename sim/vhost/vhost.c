@@ -214,7 +214,9 @@ static void count_refusal(struct vqf_vhost *vh, int err)
 	case -ENOMEM:		f = &vh->st.mmap_failed; break;
 	case -EFAULT:		f = &vh->st.ring_fault; break;
 	case -ENOPROTOOPT:	f = &vh->st.not_negotiated; break;
-	case -ENOTSOCK:		f = &vh->st.backend_fd_bad; break;
+	case -ENOTSOCK:
+	case -EPROTOTYPE:
+	case -ENOTCONN:		f = &vh->st.backend_fd_bad; break;
 	default:		f = &vh->st.bad_value; break;
 	}
 	pthread_mutex_lock(&vh->slock);
@@ -348,6 +350,12 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 
 	if (!vh->running)
 		return;
+	/* A mapping waiting for its ack would hold the stop until the
+	 * front-end answers, which it may never do (it hung up, or its
+	 * own stop waits for this one): the wait ends now, the guest's
+	 * SETUPMAPPING fails, the channel stays in step.
+	 */
+	vqf_vshm_cancel(&vh->shm, true);
 	vqf_fsdev_set_status(vh->dev, 0);
 	/* The device forgot the FUSE connection: so does the backend, so
 	 * that the driver's next INIT is served (a guest rebooting without
@@ -374,6 +382,7 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 		r->running = false;
 	}
 	vh->running = false;
+	vqf_vshm_cancel(&vh->shm, false);
 	STAT_INC(vh, stops);
 	if (live)
 		STAT_INC(vh, live_changes);
@@ -987,6 +996,53 @@ static void reset_session(struct vqf_vhost *vh)
 	vh->table_mapped = false;
 }
 
+/*
+ * Waits for the front-end's next message: 0, -EINTR at @stop_fd, -EPIPE
+ * when the back-end channel broke, -errno.  Meanwhile the channel is
+ * watched too: acks owed are read as they come, and an ack nobody owes
+ * breaks it at once.  While a request holds the channel (it reads the
+ * acks itself) it is looked at again every 50 ms.
+ */
+static int wait_msg(struct vqf_vhost *vh, int fd, int stop_fd)
+{
+	bool busy = false;
+
+	for (;;) {
+		struct pollfd p[4] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = stop_fd, .events = POLLIN },
+			{ .fd = vh->shm.broken_fd, .events = POLLIN },
+			{ .fd = busy ? -1 : vqf_vshm_watch_fd(&vh->shm),
+			  .events = POLLIN },
+		};
+		int n = poll(p, 4, busy ? 50 : -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[1].revents & POLLIN)
+			return -EINTR;
+		/* A front-end that does not serve its own channel is a
+		 * broken peer.
+		 */
+		if (p[2].revents & POLLIN) {
+			STAT_INC(vh, channel_breaks);
+			STAT_INC(vh, fatal);
+			vlog(vh, "connection ends: back-end channel broken");
+			return -EPIPE;
+		}
+		/* The front-end first: its hang-up is the connection's end
+		 * even when its channel's EOF came with it.
+		 */
+		if (p[0].revents)
+			return 0;
+		busy = p[3].revents && !vqf_vshm_poll(&vh->shm);
+		/* A break shows on broken_fd at the next poll. */
+	}
+}
+
 int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 {
 	struct vqf_vhost_msg m;
@@ -1000,35 +1056,11 @@ int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd)
 		int fd_err, err;
 
 		if (!more_pending(fd)) {
-			struct pollfd p[3] = {
-				{ .fd = fd, .events = POLLIN },
-				{ .fd = stop_fd, .events = POLLIN },
-				{ .fd = vh->shm.broken_fd, .events = POLLIN },
-			};
-
 			/* Drained: what QEMU sent in one go is all here. */
 			update(vh);
-			if (poll(p, 3, -1) < 0) {
-				if (errno == EINTR)
-					continue;
-				ret = -errno;
+			ret = wait_msg(vh, fd, stop_fd);
+			if (ret)
 				break;
-			}
-			if (p[1].revents & POLLIN) {
-				ret = -EINTR;
-				break;
-			}
-			/* A front-end that does not serve its own channel is
-			 * a broken peer.
-			 */
-			if (p[2].revents & POLLIN) {
-				STAT_INC(vh, channel_breaks);
-				STAT_INC(vh, fatal);
-				vlog(vh, "connection ends: back-end channel "
-				     "broken");
-				ret = -EPIPE;
-				break;
-			}
 		}
 		ret = read_msg(fd, &m, fds, &nfds, &fd_err);
 		if (ret <= 0) {
@@ -1154,10 +1186,10 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	dc.num_request_queues = vh->cfg.num_request_queues;
 	dc.queue_size_max = vh->cfg.queue_size_max;
 	dc.threads = vh->cfg.threads;
+	dc.readonly = vh->cfg.readonly;
 	dc.be = vh->cfg.be;
 	dc.serve = vh->cfg.serve;
 	dc.serve_ctx = vh->cfg.serve_ctx;
-	dc.readonly = vh->cfg.readonly;
 	dc.trace = dev_trace;
 	dc.trace_ctx = vh;
 	if (vh->cfg.dax_window) {

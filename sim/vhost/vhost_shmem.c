@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vhost_shmem.c - the back-end channel's SHMEM_MAP/SHMEM_UNMAP (see
- * vqf_vhost_shmem.h).
+ * vqf_vhost_shmem.h): acks matched to the outstanding requests in order,
+ * anything else breaks the channel; waits a stop can end.
  */
 #define _GNU_SOURCE
 #include "vqf_vhost_shmem.h"
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,9 +33,17 @@ int vqf_vshm_init(struct vqf_vshm *s)
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->timeout_ms = VQF_VHOST_SHMEM_TIMEOUT_MS;
+	s->out = calloc(VQF_VSHM_MAX_OUT, sizeof(*s->out));
 	s->broken_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->broken_fd < 0)
+	s->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!s->out || s->broken_fd < 0 || s->cancel_fd < 0) {
+		free(s->out);
+		if (s->broken_fd >= 0)
+			close(s->broken_fd);
+		if (s->cancel_fd >= 0)
+			close(s->cancel_fd);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->stlock, NULL);
 	return 0;
@@ -43,6 +53,9 @@ void vqf_vshm_fini(struct vqf_vshm *s)
 {
 	vqf_vshm_close(s);
 	close(s->broken_fd);
+	close(s->cancel_fd);
+	free(s->out);
+	s->out = NULL;
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->stlock);
 }
@@ -55,7 +68,9 @@ static void close_locked(struct vqf_vshm *s)
 		close(s->fd);
 	s->fd = -1;
 	s->broken = false;
-	s->pending = 0;
+	s->hup = false;
+	s->out_head = s->out_n = 0;
+	s->ack_len = 0;
 	/* A new connection starts with nothing broken. */
 	if (read(s->broken_fd, &v, sizeof(v)) < 0)
 		v = 0;
@@ -68,23 +83,73 @@ void vqf_vshm_close(struct vqf_vshm *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+void vqf_vshm_cancel(struct vqf_vshm *s, bool on)
+{
+	u64 v = 1;
+
+	pthread_mutex_lock(&s->stlock);
+	if (on) {
+		if (!s->cancels++)
+			(void)!write(s->cancel_fd, &v, sizeof(v));
+	} else if (s->cancels && !--s->cancels) {
+		(void)!read(s->cancel_fd, &v, sizeof(v));
+	}
+	pthread_mutex_unlock(&s->stlock);
+}
+
+static bool cancelling(struct vqf_vshm *s)
+{
+	bool r;
+
+	pthread_mutex_lock(&s->stlock);
+	r = s->cancels;
+	pthread_mutex_unlock(&s->stlock);
+	return r;
+}
+
+/* What a channel must be: 0 or the refusal's errno. */
+static int check_channel(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a), tl = sizeof(int), cl = sizeof(int);
+	int type = 0, listening = 0;
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    type != SOCK_STREAM)
+		return -EPROTOTYPE;
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &cl) ||
+	    listening || getpeername(fd, (struct sockaddr *)&a, &al))
+		return -ENOTCONN;
+	return 0;
+}
+
 int vqf_vshm_set_fd(struct vqf_vshm *s, int fd)
 {
-	struct stat st;
-	int type = 0;
-	socklen_t tl = sizeof(type);
+	int ret = check_channel(fd);
 
-	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
-	    type != SOCK_STREAM) {
+	if (ret) {
 		close(fd);
-		return -ENOTSOCK;
+		pthread_mutex_lock(&s->stlock);
+		if (ret == -ENOTSOCK)
+			s->st.chan_not_socket++;
+		else if (ret == -EPROTOTYPE)
+			s->st.chan_not_stream++;
+		else
+			s->st.chan_unconnected++;
+		pthread_mutex_unlock(&s->stlock);
+		return ret;
 	}
+	/* A wait on the old channel would hold the lock: end it first. */
+	vqf_vshm_cancel(s, true);
 	pthread_mutex_lock(&s->lock);
 	close_locked(s);
 	s->fd = fd;
-	ST_INC(s, channels);
 	pthread_mutex_unlock(&s->lock);
+	vqf_vshm_cancel(s, false);
+	ST_INC(s, channels);
 	return 0;
 }
 
@@ -105,18 +170,32 @@ void vqf_vshm_get_stats(struct vqf_vshm *s, struct vqf_vshm_stats *out)
 	pthread_mutex_unlock(&s->stlock);
 }
 
-static void broke(struct vqf_vshm *s, bool timeout)
+/* The channel cannot be followed any more: @err says why. */
+static void broke(struct vqf_vshm *s, int err)
 {
 	u64 one = 1;
 
 	if (s->broken)
 		return;
 	s->broken = true;
-	ST_INC(s, breaks);
-	if (timeout)
-		ST_INC(s, timeouts);
-	if (write(s->broken_fd, &one, sizeof(one)) < 0)
-		return;	/* already readable */
+	pthread_mutex_lock(&s->stlock);
+	s->st.breaks++;
+	switch (err) {
+	case -ETIMEDOUT:
+		s->st.timeouts++;
+		break;
+	case -EPROTO:
+		s->st.acks_malformed++;
+		break;
+	case -EBADMSG:
+		s->st.acks_mismatched++;
+		break;
+	case -EBADE:
+		s->st.acks_unsolicited++;
+		break;
+	}
+	pthread_mutex_unlock(&s->stlock);
+	(void)!write(s->broken_fd, &one, sizeof(one));	/* may be readable */
 }
 
 static long long now_ms(void)
@@ -127,10 +206,17 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for @events on the channel until @deadline; 0 or -ETIMEDOUT. */
-static int wait_fd(int fd, short events, long long deadline)
+/*
+ * Waits for @events on the channel until @deadline or a cancel: 0 with
+ * *@revents, -ETIMEDOUT, -ECANCELED or -EPIPE (poll failed).
+ */
+static int wait_chan(struct vqf_vshm *s, short events, long long deadline,
+		     short *revents)
 {
-	struct pollfd p = { .fd = fd, .events = events };
+	struct pollfd p[2] = {
+		{ .fd = s->fd, .events = events },
+		{ .fd = s->cancel_fd, .events = POLLIN },
+	};
 	long long left;
 	int n;
 
@@ -138,21 +224,33 @@ static int wait_fd(int fd, short events, long long deadline)
 		left = deadline - now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
-		if (n > 0)
-			return 0;
+		n = poll(p, 2, left > 1000000 ? 1000000 : (int)left);
 		if (n < 0 && errno != EINTR)
-			return -errno;
+			return -EPIPE;
+		if (n <= 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			return -ECANCELED;
+		if (p[0].revents) {
+			*revents = p[0].revents;
+			return 0;
+		}
 	}
 }
 
-/* Exactly @len bytes of an ack; 0, -EPIPE at EOF, -ETIMEDOUT, -errno. */
-static int recv_full(int fd, void *buf, size_t len, long long deadline)
+/*
+ * Reads into s->ack until it holds @want bytes: 0; -EAGAIN when they are
+ * not all there and @deadline is 0 (never wait); -EPIPE at EOF or an
+ * error; or what wait_chan() returns.  A part read stays for the next
+ * reader: the bytes belong to the oldest outstanding request whoever
+ * reads them.
+ */
+static int ack_fill(struct vqf_vshm *s, unsigned int want, long long deadline)
 {
-	u8 *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+	while (s->ack_len < want) {
+		ssize_t n = recv(s->fd, s->ack + s->ack_len,
+				 want - s->ack_len, MSG_DONTWAIT);
+		short rev;
 		int ret;
 
 		if (n == 0)
@@ -161,38 +259,17 @@ static int recv_full(int fd, void *buf, size_t len, long long deadline)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				return -errno;
-			ret = wait_fd(fd, POLLIN, deadline);
+				return -EPIPE;
+			if (!deadline)
+				return -EAGAIN;
+			ret = wait_chan(s, POLLIN, deadline, &rev);
 			if (ret)
 				return ret;
 			continue;
 		}
-		p += n;
-		len -= (size_t)n;
+		s->ack_len += (unsigned int)n;
 	}
 	return 0;
-}
-
-/*
- * Reads the oldest ack owed (one per request, in order): its status, or
- * a negative errno when the channel cannot be followed any more.
- */
-static int read_ack(struct vqf_vshm *s, u32 *req, u64 *status,
-		    long long deadline)
-{
-	struct vqf_vhost_hdr h;
-	int ret;
-
-	ret = recv_full(s->fd, &h, sizeof(h), deadline);
-	if (ret)
-		return ret;
-	if ((h.flags & VQF_VHOST_FLAG_VERSION_MASK) != VQF_VHOST_VERSION ||
-	    !(h.flags & VQF_VHOST_FLAG_REPLY) || h.size != sizeof(*status) ||
-	    (h.request != VQF_VHOST_BACKEND_SHMEM_MAP &&
-	     h.request != VQF_VHOST_BACKEND_SHMEM_UNMAP))
-		return -EPROTO;
-	*req = h.request;
-	return recv_full(s->fd, status, sizeof(*status), deadline);
 }
 
 static void count_ack(struct vqf_vshm *s, u32 req, u64 status)
@@ -210,36 +287,97 @@ static void count_ack(struct vqf_vshm *s, u32 req, u64 status)
 }
 
 /*
- * Waits until the channel takes more bytes, reading one pending ack if
- * that is what came first.
+ * Reads the next ack (waiting until @deadline; 0: only if it is all
+ * there) and completes the oldest outstanding request with it: 0 and
+ * *@status; -EAGAIN; or why the channel broke.
  */
-static int drain_one(struct vqf_vshm *s, long long deadline)
+static int read_ack(struct vqf_vshm *s, u64 *status, long long deadline)
 {
-	struct pollfd p = { .fd = s->fd, .events = POLLOUT | POLLIN };
-	long long left;
+	const struct vqf_vshm_out *o = &s->out[s->out_head];
+	struct vqf_vhost_hdr h;
+	int ret;
+
+	if (!s->out_n)
+		return -EBADE;
+	ret = ack_fill(s, VQF_VHOST_HDR_SIZE, deadline);
+	if (ret)
+		return ret;
+	memcpy(&h, s->ack, VQF_VHOST_HDR_SIZE);
+	if ((h.flags & VQF_VHOST_FLAG_VERSION_MASK) != VQF_VHOST_VERSION ||
+	    !(h.flags & VQF_VHOST_FLAG_REPLY) || h.size != sizeof(*status))
+		return -EPROTO;
+	if (h.request != o->req)
+		return -EBADMSG;
+	ret = ack_fill(s, VQF_VSHM_ACK_SIZE, deadline);
+	if (ret)
+		return ret;
+	memcpy(status, s->ack + VQF_VHOST_HDR_SIZE, sizeof(*status));
+	s->ack_len = 0;
+	s->out_head = (s->out_head + 1) % VQF_VSHM_MAX_OUT;
+	s->out_n--;
+	count_ack(s, o->req, *status);
+	return 0;
+}
+
+/*
+ * With nothing outstanding the socket must be quiet: 0, -EBADE when
+ * bytes came anyway, -EPIPE at EOF or an error.
+ */
+static int idle_check(struct vqf_vshm *s)
+{
+	ssize_t n;
+	u8 b;
+
+	if (s->ack_len)
+		return -EBADE;
+	do
+		n = recv(s->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		return -EBADE;
+	if (n == 0)
+		return -EPIPE;
+	return errno == EAGAIN ? 0 : -EPIPE;
+}
+
+/* Reads the acks that came in full, never waiting: 0 or a break. */
+static int read_ready(struct vqf_vshm *s)
+{
 	u64 status;
-	u32 req;
-	int n, ret;
+	int ret;
 
 	for (;;) {
-		left = deadline - now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n <= 0)
-			continue;
-		if (p.revents & POLLOUT)
+		if (!s->out_n)
+			return idle_check(s);
+		ret = read_ack(s, &status, 0);
+		if (ret == -EAGAIN)
 			return 0;
-		if (!(p.revents & POLLIN) || !s->pending)
-			return -EPIPE;	/* hung up, or bytes nobody owes */
-		ret = read_ack(s, &req, &status, deadline);
 		if (ret)
 			return ret;
-		s->pending--;
-		count_ack(s, req, status);
-		return 0;
+	}
+}
+
+/*
+ * The socket takes no more bytes: waits until it does, reading the acks
+ * that come meanwhile (the front-end may be blocked on acks nobody
+ * reads).
+ */
+static int wait_writable(struct vqf_vshm *s, long long deadline)
+{
+	short rev;
+	int ret;
+
+	for (;;) {
+		ret = wait_chan(s, POLLOUT | POLLIN, deadline, &rev);
+		if (ret)
+			return ret;
+		if (rev & POLLOUT)
+			return 0;
+		if (!(rev & POLLIN))
+			return -EPIPE;
+		ret = read_ready(s);
+		if (ret)
+			return ret;
 	}
 }
 
@@ -286,11 +424,12 @@ static int send_req(struct vqf_vshm *s, u32 req,
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				return -errno;
-			/* A full socket: the front-end may be blocked on
-			 * acks nobody reads.  Read them meanwhile.
+				return -EPIPE;
+			/* Even with nothing of it sent yet, a cancel breaks
+			 * the channel: an unmap that does not go out leaves
+			 * the front-end's view and the device's apart.
 			 */
-			ret = drain_one(s, deadline);
+			ret = wait_writable(s, deadline);
 			if (ret)
 				return ret;
 			continue;
@@ -303,11 +442,38 @@ static int send_req(struct vqf_vshm *s, u32 req,
 	return 0;
 }
 
-static bool ack_ready(int fd)
+static void push(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct vqf_vshm_out *o;
 
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+	o = &s->out[(s->out_head + s->out_n) % VQF_VSHM_MAX_OUT];
+	o->req = req;
+	o->shmid = m->shmid;
+	o->shm_off = m->shm_offset;
+	o->len = m->len;
+	s->out_n++;
+}
+
+/*
+ * A stop ended the wait for the newest outstanding request, a map
+ * (@m): it stays outstanding, its ack is read later.  An unmap of its
+ * span follows at once, so that whatever the front-end makes of the
+ * map, the span ends up empty, as the device, which sees the map fail,
+ * believes; a later map of the span goes out after it.  0 or a break.
+ */
+static int undo_map(struct vqf_vshm *s, const struct vqf_vhost_mmap *m,
+		    long long deadline)
+{
+	struct vqf_vhost_mmap u = {
+		.shmid = m->shmid, .shm_offset = m->shm_offset, .len = m->len,
+	};
+	int ret = send_req(s, VQF_VHOST_BACKEND_SHMEM_UNMAP, &u, -1, deadline);
+
+	if (ret)
+		return ret;
+	push(s, VQF_VHOST_BACKEND_SHMEM_UNMAP, &u);
+	ST_INC(s, undo_unmaps);
+	return 0;
 }
 
 static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
@@ -315,7 +481,6 @@ static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
 {
 	long long deadline = now_ms() + s->timeout_ms;
 	u64 status = 0;
-	u32 got = 0;
 	int ret;
 
 	pthread_mutex_lock(&s->lock);
@@ -324,34 +489,91 @@ static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
 		pthread_mutex_unlock(&s->lock);
 		return -ENOTCONN;
 	}
-	ret = send_req(s, req, m, fd, deadline);
-	if (!ret)
-		s->pending++;
-	/* Acks owed for earlier requests are read as they come, so that a
-	 * front-end answering a long reset never blocks on a full socket.
-	 */
-	while (!ret && !wait && s->pending && ack_ready(s->fd)) {
-		ret = read_ack(s, &got, &status, deadline);
-		if (!ret) {
-			s->pending--;
-			count_ack(s, got, status);
-		}
-	}
-	while (!ret && wait && s->pending) {
-		ret = read_ack(s, &got, &status, deadline);
-		if (ret)
-			break;
-		s->pending--;
-		count_ack(s, got, status);
-	}
-	if (ret) {
-		broke(s, ret == -ETIMEDOUT);
+	if (wait && cancelling(s)) {
+		ST_INC(s, cancelled);
 		pthread_mutex_unlock(&s->lock);
-		return -EPIPE;
+		return -ECANCELED;
+	}
+	/* What came since: acks owed are read, bytes nobody owes break
+	 * the channel before this request could take them for its own.
+	 */
+	ret = read_ready(s);
+	/* Room for this one, and for the unmap a cancel may add. */
+	while (!ret && s->out_n >= VQF_VSHM_MAX_OUT - 1)
+		ret = read_ack(s, &status, deadline);
+	if (!ret)
+		ret = send_req(s, req, m, fd, deadline);
+	if (ret)
+		goto broken;
+	push(s, req, m);
+	if (!wait) {
+		/* Acks owed are read as they come, so that a front-end
+		 * answering a long reset never blocks on a full socket.
+		 */
+		ret = read_ready(s);
+		if (ret)
+			goto broken;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	/* This request is the newest: its ack is the one that empties the
+	 * queue.
+	 */
+	while (s->out_n) {
+		ret = read_ack(s, &status, deadline);
+		if (ret == -ECANCELED) {
+			ST_INC(s, cancelled);
+			ret = req == VQF_VHOST_BACKEND_SHMEM_MAP ?
+			      undo_map(s, m, deadline) : 0;
+			if (ret)
+				broke(s, ret);
+			pthread_mutex_unlock(&s->lock);
+			return -ECANCELED;
+		}
+		if (ret)
+			goto broken;
+	}
+	/* Anything after it is a duplicate - perhaps of this very ack,
+	 * perhaps this is the duplicate: it is not taken as done.
+	 */
+	ret = idle_check(s);
+	if (ret == -EBADE)
+		goto broken;
+	pthread_mutex_unlock(&s->lock);
+	return status ? -EREMOTEIO : 0;
+broken:
+	if (ret == -ECANCELED)	/* a socket too full to wait on */
+		ST_INC(s, cancelled);
+	broke(s, ret);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int vqf_vshm_watch_fd(struct vqf_vshm *s)
+{
+	/* Only the caller's thread changes s->fd and s->hup. */
+	return s->hup ? -1 : s->fd;
+}
+
+bool vqf_vshm_poll(struct vqf_vshm *s)
+{
+	int ret;
+
+	if (pthread_mutex_trylock(&s->lock))
+		return false;
+	if (s->fd >= 0 && !s->broken) {
+		ret = read_ready(s);
+		/* EOF is left to the next request: a front-end that exits
+		 * closes the channel and the connection together, and the
+		 * connection's EOF is the one that tells.
+		 */
+		if (ret == -EPIPE)
+			s->hup = true;
+		else if (ret)
+			broke(s, ret);
 	}
 	pthread_mutex_unlock(&s->lock);
-	/* The last ack read is this request's own. */
-	return wait && status ? -EREMOTEIO : 0;
+	return true;
 }
 
 int vqf_vshm_map(struct vqf_vshm *s, u8 shmid, int fd, u64 fd_off,

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -75,6 +76,7 @@ struct fe {
 	unsigned int nseen;
 	unsigned int refuse;	/* acks to answer non-zero */
 	bool silent;		/* read requests, answer none */
+	bool dup;		/* send the next ack twice */
 	int table_fd;		/* read-only, as the CLI gives it */
 	int table_rw;		/* -1 with a hub (the hub's memfd) */
 	struct vqf_hub *hub;	/* setup_hub(): requests through a port */
@@ -170,6 +172,7 @@ static void *backend_main(void *arg)
 		struct seen s = { 0 };
 		u8 rep[VQF_VHOST_HDR_SIZE + 8];
 		u64 status = 0;
+		bool twice;
 		int fd = -1;
 		ssize_t n = recvmsg(f->bk[0], &mh, MSG_WAITALL);
 
@@ -218,6 +221,8 @@ static void *backend_main(void *arg)
 			pthread_mutex_unlock(&f->block);
 			continue;
 		}
+		twice = f->dup;
+		f->dup = false;
 		pthread_mutex_unlock(&f->block);
 		h.flags = VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY;
 		h.size = sizeof(status);
@@ -225,6 +230,8 @@ static void *backend_main(void *arg)
 		memcpy(rep + VQF_VHOST_HDR_SIZE, &status, sizeof(status));
 		/* A back-end that hung up may still have sent more. */
 		(void)!send(f->bk[0], rep, sizeof(rep), MSG_NOSIGNAL);
+		if (twice)
+			(void)!send(f->bk[0], rep, sizeof(rep), MSG_NOSIGNAL);
 	}
 	return NULL;
 }
@@ -663,8 +670,9 @@ static void test_refused_msgs(void **state)
 	struct fe *f = *state;
 	struct vqf_vhost_stats st;
 	u64 pf = (1ull << VQF_VHOST_PF_MQ) | (1ull << VQF_VHOST_PF_REPLY_ACK);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	u64 v = 0;
-	int efd = eventfd(0, EFD_CLOEXEC);
+	int efd = eventfd(0, EFD_CLOEXEC), sp[2], lfd;
 
 	assert_true(efd >= 0);
 	msg(f, VQF_VHOST_SET_PROTOCOL_FEATURES, &pf, sizeof(pf), NULL, 0);
@@ -675,9 +683,23 @@ static void test_refused_msgs(void **state)
 			       &f->bk[1], 1), ENOPROTOOPT);
 	pf = get_u64(f, VQF_VHOST_GET_PROTOCOL_FEATURES);
 	msg(f, VQF_VHOST_SET_PROTOCOL_FEATURES, &pf, sizeof(pf), NULL, 0);
-	/* Not a socket; no fd; a payload. */
+	/* Not a socket, not a stream, listening; no fd; a payload. */
 	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, NULL, 0,
 			       &efd, 1), ENOTSOCK);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+				    sp), 0);
+	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, NULL, 0,
+			       &sp[1], 1), EPROTOTYPE);
+	close(sp[0]);
+	close(sp[1]);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/l", f->dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, NULL, 0,
+			       &lfd, 1), ENOTCONN);
+	close(lfd);
+	unlink(sa.sun_path);
 	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, NULL, 0,
 			       NULL, 0), EBADF);
 	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, &v, sizeof(v),
@@ -686,9 +708,12 @@ static void test_refused_msgs(void **state)
 			       NULL, 0), EMSGSIZE);
 	close(efd);
 	stats(f, &st);
-	assert_int_equal(st.refused, 6);
+	assert_int_equal(st.refused, 8);
 	assert_int_equal(st.not_negotiated, 2);
-	assert_int_equal(st.backend_fd_bad, 1);
+	assert_int_equal(st.backend_fd_bad, 3);
+	assert_int_equal(st.shm.chan_not_socket, 1);
+	assert_int_equal(st.shm.chan_not_stream, 1);
+	assert_int_equal(st.shm.chan_unconnected, 1);
 	assert_int_equal(st.bad_fds, 1);
 	assert_int_equal(st.bad_size, 2);
 	assert_int_equal(st.shm.channels, 0);
@@ -900,6 +925,585 @@ static void test_hub_table(void **state)
 	assert_true(hs.port_forgets >= 1);
 }
 
+/* ---- the channel by itself, against a front-end that misbehaves ---------- */
+
+/* vqf_vshm on a socket pair; the test plays the front-end on @fe. */
+struct chan {
+	struct vqf_vshm s;
+	int fe;
+	int file;		/* what the maps map */
+	pthread_t thr;		/* a waiting map (map_start()) */
+	u64 off;
+	int ret;
+	int fds_before;
+};
+
+static void chan_open(struct chan *c, unsigned int timeout_ms)
+{
+	int sv[2];
+
+	memset(c, 0, sizeof(*c));
+	c->fds_before = count_fds();
+	assert_int_equal(vqf_vshm_init(&c->s), 0);
+	if (timeout_ms)
+		c->s.timeout_ms = timeout_ms;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				    sv), 0);
+	assert_int_equal(vqf_vshm_set_fd(&c->s, sv[1]), 0);
+	c->fe = sv[0];
+	c->file = memfd_create("vqf-chan", MFD_CLOEXEC);
+	assert_true(c->file >= 0);
+	assert_int_equal(ftruncate(c->file, 16 * PG), 0);
+}
+
+static void chan_close(struct chan *c)
+{
+	vqf_vshm_fini(&c->s);
+	close(c->fe);
+	close(c->file);
+	/* Every descriptor that rode along was closed. */
+	assert_int_equal(count_fds(), c->fds_before);
+}
+
+static struct vqf_vshm_stats chan_stats(struct chan *c)
+{
+	struct vqf_vshm_stats st;
+
+	vqf_vshm_get_stats(&c->s, &st);
+	return st;
+}
+
+static bool readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* The front-end reads one request: its code and body; its fd is closed. */
+static u32 fe_req(struct chan *c, struct vqf_vhost_mmap *m)
+{
+	union {
+		char b[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr a;
+	} cb;
+	struct vqf_vhost_hdr h;
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb.b,
+			     .msg_controllen = sizeof(cb.b) };
+	struct cmsghdr *cm;
+	int fd;
+
+	assert_true(readable(c->fe, FE_WAIT_MS));
+	assert_int_equal(recvmsg(c->fe, &mh, MSG_WAITALL), sizeof(h));
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+		close(fd);
+	}
+	assert_int_equal(h.flags, VQF_VHOST_VERSION |
+			 VQF_VHOST_FLAG_NEED_REPLY);
+	assert_int_equal(h.size, sizeof(*m));
+	assert_int_equal(recv(c->fe, m, sizeof(*m), MSG_WAITALL),
+			 sizeof(*m));
+	return h.request;
+}
+
+/* Appends an ack to @buf: @size bytes of payload claimed, 8 sent. */
+static size_t ack_put(u8 *buf, u32 req, u32 flags, u32 size, u64 status)
+{
+	struct vqf_vhost_hdr h = { .request = req, .flags = flags,
+				   .size = size };
+
+	memcpy(buf, &h, VQF_VHOST_HDR_SIZE);
+	memcpy(buf + VQF_VHOST_HDR_SIZE, &status, sizeof(status));
+	return VQF_VSHM_ACK_SIZE;
+}
+
+#define ACK_FLAGS	(VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY)
+
+/* One write: @n acks of @req with @status. */
+static void fe_acks(struct chan *c, u32 req, u64 status, unsigned int n)
+{
+	u8 buf[4 * VQF_VSHM_ACK_SIZE];
+	size_t len = 0;
+
+	assert_true(n <= 4);
+	while (n--)
+		len += ack_put(buf + len, req, ACK_FLAGS, 8, status);
+	assert_int_equal(send(c->fe, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static void *map_main(void *arg)
+{
+	struct chan *c = arg;
+
+	c->ret = vqf_vshm_map(&c->s, VQF_VHOST_SHMID_CACHE, c->file, 0,
+			      c->off, PG, false, true);
+	return NULL;
+}
+
+/* A guest's SETUPMAPPING: a map at @off that waits for its ack. */
+static void map_start(struct chan *c, u64 off)
+{
+	c->off = off;
+	c->ret = 1;
+	assert_int_equal(pthread_create(&c->thr, NULL, map_main, c), 0);
+}
+
+static int map_join(struct chan *c)
+{
+	pthread_join(c->thr, NULL);
+	return c->ret;
+}
+
+/* The channel broke: the connection would end, later requests fail. */
+static void assert_broken(struct chan *c)
+{
+	assert_true(readable(c->s.broken_fd, 0));
+	assert_false(vqf_vshm_ready(&c->s));
+	assert_int_equal(vqf_vshm_map(&c->s, VQF_VHOST_SHMID_CACHE, c->file,
+				      0, 0, PG, false, true), -ENOTCONN);
+	assert_int_equal(vqf_vshm_unmap(&c->s, VQF_VHOST_SHMID_CACHE, 0, PG,
+					false), -ENOTCONN);
+	/* Nothing more went out. */
+	assert_false(readable(c->fe, 0));
+}
+
+/*
+ * A map acked twice in one go: the second ack has nothing to answer.
+ * Which of the two was the map's own is unknown, so the map is not
+ * taken as done.
+ */
+static void test_ack_duplicate(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 0);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 2);
+	assert_int_equal(map_join(&c), -EBADE);
+	st = chan_stats(&c);
+	assert_int_equal(st.acks_unsolicited, 1);
+	assert_int_equal(st.breaks, 1);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/*
+ * The issue's case: a map done, its ack repeated late, then a map the
+ * front-end refuses.  The repeat is found before the next map goes out:
+ * that one fails, is never reported done, and the front-end never sees
+ * it (nor its refusal credited to anything).
+ */
+static void test_ack_duplicate_then_refused(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 0);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	assert_int_equal(map_join(&c), 0);
+	/* The repeat, in the socket before the next map. */
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	map_start(&c, PG);
+	assert_int_equal(map_join(&c), -EBADE);
+	assert_false(readable(c.fe, 0));
+	st = chan_stats(&c);
+	assert_int_equal(st.maps, 1);
+	assert_int_equal(st.map_refused, 0);
+	assert_int_equal(st.acks_unsolicited, 1);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/* An ack before any request: found before the first one goes out. */
+static void test_ack_unsolicited(void **state)
+{
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 0);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_UNMAP, 0, 1);
+	assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 0, PG,
+					false), -EBADE);
+	st = chan_stats(&c);
+	assert_int_equal(st.acks_unsolicited, 1);
+	assert_int_equal(st.unmaps, 0);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/*
+ * Acks carry no id: an unmap not waited for, then a map; the front-end
+ * answers both as MAPs.  The first ack is for another request than the
+ * oldest outstanding one: the map fails, neither is counted done.
+ */
+static void test_ack_misnumbered(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 0);
+	assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 0, PG,
+					false), 0);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 2);
+	assert_int_equal(map_join(&c), -EBADMSG);
+	st = chan_stats(&c);
+	assert_int_equal(st.acks_mismatched, 1);
+	assert_int_equal(st.maps + st.unmaps, 0);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/* Acks out of protocol: each breaks the channel, -EPROTO. */
+static void test_ack_malformed(void **state)
+{
+	static const struct {
+		u32 flags, size;
+	} bad[] = {
+		{ ACK_FLAGS, 4 },			/* a short status */
+		{ ACK_FLAGS, 16 },			/* a long one */
+		{ ACK_FLAGS, 0 },
+		{ VQF_VHOST_VERSION, 8 },		/* no REPLY */
+		{ 2 | VQF_VHOST_FLAG_REPLY, 8 },	/* version 2 */
+	};
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	unsigned int i;
+	struct chan c;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		chan_open(&c, 0);
+		map_start(&c, 0);
+		assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+		ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, bad[i].flags,
+			bad[i].size, 0);
+		assert_int_equal(send(c.fe, buf, sizeof(buf), MSG_NOSIGNAL),
+				 sizeof(buf));
+		assert_int_equal(map_join(&c), -EPROTO);
+		st = chan_stats(&c);
+		assert_int_equal(st.acks_malformed, 1);
+		assert_int_equal(st.maps + st.map_refused, 0);
+		assert_broken(&c);
+		chan_close(&c);
+	}
+}
+
+/* An ack in pieces, a refusal: the map waits for all of it. */
+static void test_ack_split(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct chan c;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+
+	(void)state;
+	assert_int_equal(sizeof(buf), VQF_VHOST_HDR_SIZE + sizeof(u64));
+	chan_open(&c, 0);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 5);
+	assert_int_equal(send(c.fe, buf, 7, MSG_NOSIGNAL), 7);
+	usleep(20000);
+	assert_int_equal(send(c.fe, buf + 7, sizeof(buf) - 7, MSG_NOSIGNAL),
+			 sizeof(buf) - 7);
+	assert_int_equal(map_join(&c), -EREMOTEIO);
+	assert_int_equal(chan_stats(&c).map_refused, 1);
+	assert_true(vqf_vshm_ready(&c.s));
+	chan_close(&c);
+}
+
+/*
+ * What SET_BACKEND_REQ_FD may give: only a connected stream socket.
+ * Each refusal has its errno and counter; the descriptor is closed.
+ */
+static void test_channel_kinds(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct vqf_vshm_stats st;
+	struct vqf_vshm s;
+	int before = count_fds(), sv[2], fd;
+	char dir[] = "/tmp/vqf-chan-XXXXXX";
+
+	(void)state;
+	assert_int_equal(vqf_vshm_init(&s), 0);
+	fd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(vqf_vshm_set_fd(&s, fd), -ENOTSOCK);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0,
+				    sv), 0);
+	close(sv[0]);
+	assert_int_equal(vqf_vshm_set_fd(&s, sv[1]), -EPROTOTYPE);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+				    sv), 0);
+	close(sv[0]);
+	assert_int_equal(vqf_vshm_set_fd(&s, sv[1]), -EPROTOTYPE);
+	/* A stream socket never connected, and one listening. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(vqf_vshm_set_fd(&s, fd), -ENOTCONN);
+	assert_non_null(mkdtemp(dir));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/l", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(vqf_vshm_set_fd(&s, fd), -ENOTCONN);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	assert_false(vqf_vshm_ready(&s));
+	assert_int_equal(vqf_vshm_map(&s, 0, -1, 0, 0, PG, false, true),
+			 -ENOTCONN);
+	/* A connected one is taken. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				    sv), 0);
+	assert_int_equal(vqf_vshm_set_fd(&s, sv[1]), 0);
+	assert_true(vqf_vshm_ready(&s));
+	vqf_vshm_get_stats(&s, &st);
+	assert_int_equal(st.chan_not_socket, 1);
+	assert_int_equal(st.chan_not_stream, 2);
+	assert_int_equal(st.chan_unconnected, 2);
+	assert_int_equal(st.channels, 1);
+	assert_int_equal(st.no_channel, 1);
+	vqf_vshm_fini(&s);
+	close(sv[0]);
+	assert_int_equal(count_fds(), before);
+}
+
+/*
+ * A stop while a map waits (a minute of timeout): the wait ends at
+ * once, the map's span is unmapped after it, waiting requests are
+ * refused while the stop lasts and unmaps still go out.  The late acks
+ * are then read in order, nothing credited twice, and the channel
+ * works on.
+ */
+static void test_cancel(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 60000);
+	map_start(&c, 2 * PG);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	vqf_vshm_cancel(&c.s, true);
+	assert_int_equal(map_join(&c), -ECANCELED);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	assert_int_equal(m.shmid, VQF_VHOST_SHMID_CACHE);
+	assert_int_equal(m.shm_offset, 2 * PG);
+	assert_int_equal(m.len, PG);
+	/* During the stop: no waiting, but the reset's unmaps go. */
+	assert_int_equal(vqf_vshm_map(&c.s, VQF_VHOST_SHMID_CACHE, c.file, 0,
+				      0, PG, false, true), -ECANCELED);
+	assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 4 * PG,
+					PG, false), 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	assert_int_equal(m.shm_offset, 4 * PG);
+	assert_false(readable(c.fe, 0));
+	vqf_vshm_cancel(&c.s, false);
+	/* The front-end answers all three, late. */
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_UNMAP, 0, 2);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	assert_int_equal(m.shm_offset, 0);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	assert_int_equal(map_join(&c), 0);
+	st = chan_stats(&c);
+	assert_int_equal(st.cancelled, 2);
+	assert_int_equal(st.undo_unmaps, 1);
+	assert_int_equal(st.maps, 2);
+	assert_int_equal(st.unmaps, 2);
+	assert_int_equal(st.breaks, 0);
+	assert_true(vqf_vshm_ready(&c.s));
+	chan_close(&c);
+}
+
+/* ---- the channel in the device: stops, acks nobody owes ------------------ */
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A SETUPMAPPING the front-end reads and never answers. */
+static void map_unanswered(struct fe *f)
+{
+	u64 node;
+
+	start(f, 0);
+	node = lookup_f(f);
+	pthread_mutex_lock(&f->block);
+	f->silent = true;
+	pthread_mutex_unlock(&f->block);
+	setup_nowait(f, node);
+	assert_int_equal(wait_seen(f, 1), 1);
+	assert_int_equal(seen_at(f, 0).req, VQF_VHOST_BACKEND_SHMEM_MAP);
+}
+
+/*
+ * A stop (GET_VRING_BASE) while a map waits for an ack that never comes,
+ * with a minute of timeout: the stop answers without waiting it out
+ * (bounded at 50 s, far beyond any machine), the map's span is
+ * unmapped after it, and the channel is not broken.
+ */
+static void test_stop_unanswered(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_state vs = { .index = 0 };
+	struct vqf_vhost_stats st;
+	long long t0, ms;
+	struct seen s;
+
+	map_unanswered(f);
+	t0 = mono_ms();
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
+	ms = mono_ms() - t0;
+	assert_true(ms < 50000);
+	assert_int_equal(wait_seen(f, 2), 2);
+	s = seen_at(f, 1);
+	assert_unmap(&s, 0, PG);
+	stats(f, &st);
+	assert_int_equal(st.stops, 1);
+	assert_int_equal(st.shm.cancelled, 1);
+	assert_int_equal(st.shm.undo_unmaps, 1);
+	assert_int_equal(st.shm.breaks, 0);
+	assert_int_equal(st.channel_breaks, 0);
+	assert_int_equal(st.dev.dax_setups, 0);
+}
+
+/*
+ * The same map unanswered, and the front-end hangs up: serving ends
+ * without waiting out the minute (bounded at 50 s again).
+ */
+static void test_hangup_unanswered(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats st;
+	long long t0;
+
+	map_unanswered(f);
+	t0 = mono_ms();
+	close(f->sv[0]);
+	f->sv[0] = -1;
+	pthread_join(f->thr, NULL);
+	assert_true(mono_ms() - t0 < 50000);
+	assert_int_equal(f->serve_ret, 0);
+	vqf_vhost_get_stats(f->vh, &st);
+	assert_int_equal(st.shm.cancelled, 1);
+	assert_int_equal(pthread_create(&f->thr, NULL, serve_noop, NULL), 0);
+}
+
+/*
+ * A DESTROY behind the unanswered map (it waits for the window the map
+ * holds), then a stop: the stop ends the map's wait, DESTROY finishes,
+ * the stop answers.
+ */
+static void test_destroy_unanswered(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_state vs = { .index = 0 };
+	struct fuse_in_header ih = {
+		.len = sizeof(ih), .opcode = FUSE_DESTROY,
+	};
+	struct vqf_vhost_stats st;
+	struct vqf_vring_gseg rd, wr;
+	long long t0;
+
+	map_unanswered(f);
+	ih.unique = ++f->unique;
+	rd.addr = galloc(f, sizeof(ih));
+	rd.len = sizeof(ih);
+	wr.addr = galloc(f, 64);
+	wr.len = 64;
+	memcpy(hva(f, rd.addr), &ih, sizeof(ih));
+	assert_int_equal(vqf_vring_drv_add(f->vq[1], &rd, 1, &wr, 1, f), 0);
+	assert_int_equal(vqf_eventfd_signal(f->kick[1]), 0);
+	t0 = mono_ms();
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
+	assert_true(mono_ms() - t0 < 50000);
+	stats(f, &st);
+	assert_int_equal(st.shm.cancelled, 1);
+	assert_int_equal(st.shm.breaks, 0);
+}
+
+/* Waits (bounded) until the connection ended on a broken channel. */
+static void wait_channel_break(struct fe *f, struct vqf_vhost_stats *st)
+{
+	int i;
+
+	for (i = 0; i < 12000; i++) {
+		vqf_vhost_get_stats(f->vh, st);
+		if (st->channel_breaks)
+			break;
+		usleep(5000);
+	}
+	assert_int_equal(st->channel_breaks, 1);
+	pthread_join(f->thr, NULL);
+	assert_int_equal(f->serve_ret, -EPIPE);
+	assert_int_equal(pthread_create(&f->thr, NULL, serve_noop, NULL), 0);
+}
+
+/*
+ * A guest's map acked twice, the second ack a moment later: found by
+ * the map itself or, once it returned, by the serving thread watching
+ * the idle channel; the connection ends either way.
+ */
+static void test_dup_served(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats st;
+	u64 node;
+
+	start(f, 0);
+	node = lookup_f(f);
+	pthread_mutex_lock(&f->block);
+	f->dup = true;
+	pthread_mutex_unlock(&f->block);
+	setup_nowait(f, node);
+	wait_channel_break(f, &st);
+	assert_int_equal(st.shm.acks_unsolicited, 1);
+	assert_int_equal(st.shm.breaks, 1);
+}
+
+/* An ack out of the blue on an idle channel ends the connection. */
+static void test_unsolicited_served(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats st;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+
+	start(f, 0);
+	assert_int_equal(wait_seen(f, 1), 1);
+	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 0);
+	assert_int_equal(send(f->bk[0], buf, sizeof(buf), MSG_NOSIGNAL),
+			 sizeof(buf));
+	wait_channel_break(f, &st);
+	assert_int_equal(st.shm.acks_unsolicited, 1);
+	assert_int_equal(st.shm.maps, 1);	/* the table's, before it */
+}
+
 /* ---- vqfuse-sim vhost-user --guests 2: two front-ends, one table ---- */
 
 static const char *sim_bin;	/* argv[1], vqfuse-sim */
@@ -916,17 +1520,19 @@ static void path_in(const struct cli *c, const char *name, char *out,
 	snprintf(out, size, "%s/%s", c->dir, name);
 }
 
-static int setup_cli(void **state)
+/*
+ * Starts `vqfuse-sim vhost-user --socket DIR/s --shared DIR/shared
+ * --threads 2` with @extra (NULL-terminated) and connects a front-end
+ * to each of its @n sockets (s itself for one, s.0 .. for more).
+ * shared/ holds f ("abc") and m (FILE_BYTES, to map).
+ */
+static void cli_spawn(struct cli *c, const char *const *extra, unsigned int n)
 {
-	struct cli *c = calloc(1, sizeof(*c));
 	char sock[96], shared[128], lg[128], p[160];
-	unsigned int i, tries;
+	const char *argv[16];
+	unsigned int i, a = 0, tries;
+	int fd;
 
-	if (!sim_bin) {
-		free(c);
-		skip();
-	}
-	assert_non_null(c);
 	strcpy(c->dir, "/tmp/vqf-guests-XXXXXX");
 	assert_non_null(mkdtemp(c->dir));
 	path_in(c, "s", sock, sizeof(sock));
@@ -934,33 +1540,46 @@ static int setup_cli(void **state)
 	path_in(c, "log", lg, sizeof(lg));
 	assert_int_equal(mkdir(shared, 0755), 0);
 	snprintf(p, sizeof(p), "%s/f", shared);
-	{
-		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-
-		assert_true(fd >= 0);
-		assert_int_equal(write(fd, "abc", 3), 3);
-		close(fd);
-	}
+	fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abc", 3), 3);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/m", shared);
+	fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, FILE_BYTES), 0);
+	close(fd);
+	argv[a++] = sim_bin;
+	argv[a++] = "vhost-user";
+	argv[a++] = "--socket";
+	argv[a++] = sock;
+	argv[a++] = "--shared";
+	argv[a++] = shared;
+	argv[a++] = "--threads";
+	argv[a++] = "2";
+	while (*extra && a < 15)
+		argv[a++] = *extra++;
+	argv[a] = NULL;
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (!c->pid) {
-		int fd = open(lg, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-
+		fd = open(lg, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 		if (fd >= 0)
 			dup2(fd, 2);
-		execl(sim_bin, sim_bin, "vhost-user", "--socket", sock,
-		      "--shared", shared, "--guests", "2", "--threads", "2",
-		      (char *)NULL);
+		execv(sim_bin, (char *const *)argv);
 		_exit(127);
 	}
 	/* Bounded by tries, far beyond a loaded machine's start-up. */
-	for (i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s.%u", sock, i);
+	for (i = 0; i < n; i++) {
+		if (n > 1)
+			snprintf(p, sizeof(p), "%s.%u", sock, i);
+		else
+			snprintf(p, sizeof(p), "%s", sock);
 		for (tries = 0; tries < 12000 && access(p, F_OK); tries++)
 			usleep(10000);
 		assert_int_equal(access(p, F_OK), 0);
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		struct fe *f = calloc(1, sizeof(*f));
 
@@ -969,13 +1588,44 @@ static int setup_cli(void **state)
 		f->table_fd = -1;
 		f->table_rw = -1;
 		fe_side_init(f);
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%u", sock, i);
+		if (n > 1)
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%u",
+				 sock, i);
+		else
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 		f->sv[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		assert_true(f->sv[0] >= 0);
 		assert_int_equal(connect(f->sv[0], (struct sockaddr *)&sa,
 					 sizeof(sa)), 0);
 		c->g[i] = f;
 	}
+}
+
+static int setup_cli(void **state)
+{
+	static const char *const extra[] = { "--guests", "2", NULL };
+	struct cli *c;
+
+	if (!sim_bin)
+		skip();
+	c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	cli_spawn(c, extra, 2);
+	*state = c;
+	return 0;
+}
+
+/* One front-end, a DAX window, no version table. */
+static int setup_cli_dax(void **state)
+{
+	static const char *const extra[] = { "--dax-window", "1M", NULL };
+	struct cli *c;
+
+	if (!sim_bin)
+		skip();
+	c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	cli_spawn(c, extra, 1);
 	*state = c;
 	return 0;
 }
@@ -1158,10 +1808,62 @@ static void test_cli_guests(void **state)
 	assert_non_null(strstr(lg, "guest 1: front-end disconnected"));
 }
 
+/*
+ * The daemon with a guest's SETUPMAPPING on the channel that the
+ * front-end never answers, then a SIGTERM (or a hang-up): it must exit,
+ * status 0, long before the 30 s ack timeout could have ended the wait
+ * (bounded at 25 s, far beyond a prompt exit on any machine).
+ */
+static void cli_unanswered(struct cli *c, bool hangup)
+{
+	struct fe *f = c->g[0];
+	struct fuse_entry_out eo;
+	long long t0, ms;
+	int rc;
+
+	rings_create(f, NULL);
+	pthread_mutex_lock(&f->block);
+	f->silent = true;
+	pthread_mutex_unlock(&f->block);
+	handshake(f, 0);
+	fuse_init(f, 1);
+	assert_int_equal(fuse_call(f, 1, FUSE_LOOKUP, 1, "m", 2, &eo,
+				   sizeof(eo)).error, 0);
+	setup_nowait(f, eo.nodeid);
+	assert_int_equal(wait_seen(f, 1), 1);
+	assert_int_equal(seen_at(f, 0).req, VQF_VHOST_BACKEND_SHMEM_MAP);
+	t0 = mono_ms();
+	if (hangup) {
+		close(f->sv[0]);
+		f->sv[0] = -1;
+	} else {
+		assert_int_equal(kill(c->pid, SIGTERM), 0);
+	}
+	rc = cli_wait(c);
+	ms = mono_ms() - t0;
+	print_message("vqfuse-sim exited %lld ms after the %s\n", ms,
+		      hangup ? "hang-up" : "SIGTERM");
+	assert_int_equal(rc, 0);
+	assert_true(ms < 25000);
+}
+
+static void test_cli_sigterm_unanswered(void **state)
+{
+	cli_unanswered(*state, false);
+}
+
+static void test_cli_hangup_unanswered(void **state)
+{
+	cli_unanswered(*state, true);
+}
+
 int main(int argc, char **argv)
 {
 	static struct prestate short_timeout = {
 		.shmem_timeout_ms = 500, .table = false,
+	};
+	static struct prestate long_timeout = {
+		.shmem_timeout_ms = 60000, .table = false,
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
@@ -1187,6 +1889,31 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
 						teardown_cli),
+		cmocka_unit_test(test_ack_duplicate),
+		cmocka_unit_test(test_ack_duplicate_then_refused),
+		cmocka_unit_test(test_ack_unsolicited),
+		cmocka_unit_test(test_ack_misnumbered),
+		cmocka_unit_test(test_ack_malformed),
+		cmocka_unit_test(test_ack_split),
+		cmocka_unit_test(test_channel_kinds),
+		cmocka_unit_test(test_cancel),
+		cmocka_unit_test_prestate_setup_teardown(test_stop_unanswered,
+							 setup, teardown,
+							 &long_timeout),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_hangup_unanswered, setup, teardown,
+			&long_timeout),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_destroy_unanswered, setup, teardown,
+			&long_timeout),
+		cmocka_unit_test_setup_teardown(test_dup_served, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unsolicited_served, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cli_sigterm_unanswered,
+						setup_cli_dax, teardown_cli),
+		cmocka_unit_test_setup_teardown(test_cli_hangup_unanswered,
+						setup_cli_dax, teardown_cli),
 	};
 
 	sim_bin = argc > 1 ? argv[1] : NULL;
