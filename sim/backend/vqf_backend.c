@@ -60,6 +60,7 @@ struct vqf_backend {
 	char **argv;
 	vqf_backend_notify_fn notify;
 	void *notify_ctx;
+	bool hostile_safe;
 
 	pthread_rwlock_t gate;
 	/* Written under the gate's write lock only. */
@@ -331,6 +332,7 @@ struct vqf_backend *vqf_backend_new(const struct fuse_lowlevel_ops *op,
 	if (cfg) {
 		be->notify = cfg->notify;
 		be->notify_ctx = cfg->notify_ctx;
+		be->hostile_safe = cfg->hostile_safe;
 	}
 
 	err = ENOMEM;
@@ -761,4 +763,9 @@ size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
 		skip = 0;
 	}
 	return k;
+}
+
+bool vqf_backend_hostile_safe(const struct vqf_backend *be)
+{
+	return be && be->hostile_safe;
 }

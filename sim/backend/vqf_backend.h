@@ -25,6 +25,7 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -63,6 +64,18 @@ struct vqf_backend_config {
 	const char *const *argv;
 	vqf_backend_notify_fn notify;	/* NULL: notifications dropped */
 	void *notify_ctx;
+	/*
+	 * The filesystem's creator declares it safe to face a guest that
+	 * does not follow the rules (vhost-user serves guests): node ids
+	 * and handles it never handed out, stale ones, any name the parser
+	 * lets through, OPEN of special files, concurrent FORGETs - none of
+	 * them crashes it, blocks it, or reaches outside its directory,
+	 * even without the device's guard (sim/device/vqf_guard.h) in front.
+	 * Default false: not audited.  Each backend header says (e.g.
+	 * VQF_PTLL_HOSTILE_SAFE, VQF_NULLFS_HOSTILE_SAFE,
+	 * VQF_PT_HOSTILE_SAFE); docs/guard.md has the audit.
+	 */
+	bool hostile_safe;
 };
 
 /* Counters; every refusal is counted once, in exactly one field. */
@@ -188,5 +201,11 @@ void vqf_backend_get_stats(struct vqf_backend *be,
 
 /* The libfuse session, e.g. for fuse_lowlevel_notify_*(). */
 struct fuse_session *vqf_backend_session(struct vqf_backend *be);
+
+/*
+ * What vqf_backend_config.hostile_safe declared at vqf_backend_new()
+ * (false for NULL or without a config).
+ */
+bool vqf_backend_hostile_safe(const struct vqf_backend *be);
 
 #endif /* VQF_BACKEND_H */

@@ -18,6 +18,13 @@
 
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
+
+/*
+ * For vqf_backend_config.hostile_safe: it keeps no state a request could
+ * name wrongly and touches no host file.
+ */
+#define VQF_NULLFS_HOSTILE_SAFE	true
 
 /* What vqf_backend_new() takes; the userdata is NULL (no state). */
 const struct fuse_lowlevel_ops *vqf_nullfs_ops(size_t *op_size);

@@ -84,6 +84,12 @@ struct vqf_pt_stats {
 struct vqf_pt;
 
 /*
+ * For vqf_backend_config.hostile_safe: built for a guest that breaks the
+ * rules (docs/posix.md, tests/e2e/test_e2e_confine.c, fuzz_device).
+ */
+#define VQF_PT_HOSTILE_SAFE	true
+
+/*
  * Opens @cfg->source and returns the filesystem, whose address is the
  * userdata to give vqf_backend_new() with vqf_pt_ops().  Sets the process
  * umask to 0, as virtiofsd does: the guest has applied its own.
