@@ -49,7 +49,7 @@ if pkg-config --atleast-version=3.14 fuse3 2>/dev/null &&
 	sim_inc="$sim_inc -I$root/sim/passthrough"
 	sim_inc="$sim_inc $(pkg-config --cflags fuse3 liburing)"
 	sim_libs=$(pkg-config --libs fuse3 liburing)
-	for src in "$root"/sim/device/fsdev.c "$root"/sim/device/fault.c \
+	for src in "$root"/sim/device/*.c \
 		   "$root"/sim/backend/vqf_backend.c \
 		   "$root"/sim/backend/vqf_backend_check.c \
 		   "$root"/sim/passthrough/vqf_p*.c; do
