@@ -39,6 +39,7 @@
 #endif
 
 static int stop_fd = -1;
+static struct vqf_vu_conf conf = { .notify_fd = -1 };
 
 static void on_signal(int sig)
 {
@@ -127,17 +128,20 @@ static int check_listen_fd(int fd)
 	return 0;
 }
 
-/* Options that virtiofsd has and that change nothing here: say so. */
+/*
+ * Options that virtiofsd has and that change nothing here, and what
+ * --trust-guest gives up: say so.
+ */
 static void log_noops(const struct vqf_vu_opts *o)
 {
-	if (o->sandbox && strcmp(o->sandbox, "none"))
-		vu_log(VQF_VU_LOG_WARN, "sandbox=%s: not entered; the "
-		       "passthrough resolves every name beneath the shared "
-		       "directory itself (openat2 RESOLVE_BENEATH, no "
-		       "symlinks)", o->sandbox);
-	if (o->seccomp && strcmp(o->seccomp, "none"))
-		vu_log(VQF_VU_LOG_WARN, "seccomp=%s: no syscall filter is "
-		       "installed", o->seccomp);
+	if (!vqf_vu_backend_safe(o->fs))
+		vu_log(VQF_VU_LOG_WARN, "--trust-guest: serving "
+		       "passthrough_ll, which is not safe to face a hostile "
+		       "guest: guest node ids are its pointers (a forged one "
+		       "crashes the daemon), and it follows guest-made "
+		       "symbolic links and opens special files on the host; "
+		       "only the sandbox, Landlock, the capabilities and "
+		       "seccomp stand between the guest and the host");
 	if (o->announce_submounts)
 		vu_log(VQF_VU_LOG_WARN, "announce-submounts: libfuse's "
 		       "low-level API cannot flag submounts; the guest sees "
@@ -254,7 +258,7 @@ static void *guest_main(void *arg)
 	/* One front-end per socket: nobody else may connect meanwhile. */
 	close(g->lfd);
 	g->lfd = -1;
-	unlink(g->sock);
+	vqf_vu_socket_gone(&conf, g->idx, g->sock);
 	if (fd < 0) {
 		g->ret = fd;
 		return NULL;
@@ -274,33 +278,54 @@ static void *guest_main(void *arg)
  * front-end has gone (or at a signal), as one virtiofsd serving several
  * VMs' sockets would.
  */
-static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0)
+/*
+ * The sockets of --guests N, made before the sandbox is entered; @socks
+ * gets their paths for the parent that stays outside.
+ */
+static struct vu_guest *listen_guests(const struct vqf_vu_opts *o,
+				      const char **socks)
 {
 	struct vu_guest *g = calloc(o->shm.guests, sizeof(*g));
-	unsigned int i, n = o->shm.guests;
-	int rc = 0;
+	unsigned int i;
 
 	if (!g)
-		return VQF_CLI_EXIT_FAIL;
-	for (i = 0; i < n; i++) {
-		struct vqf_vhost_cfg vc = *vc0;
-		int ret;
-
-		g[i].idx = i;
+		return NULL;
+	for (i = 0; i < o->shm.guests; i++)
 		g[i].lfd = -1;
-		vqf_vu_shm_guest(&o->shm, i, &vc);
-		ret = vqf_vhost_new(&vc, &g[i].vh);
-		if (ret) {
-			vu_log(VQF_VU_LOG_ERROR, "vhost-user: guest %u: %s", i,
-			       strerror(-ret));
-			rc = VQF_CLI_EXIT_FAIL;
-			break;
-		}
+	for (i = 0; i < o->shm.guests; i++) {
+		g[i].idx = i;
 		snprintf(g[i].sock, sizeof(g[i].sock), "%s.%u", o->socket, i);
 		g[i].lfd = vqf_vhost_listen(g[i].sock);
 		if (g[i].lfd < 0) {
 			vu_log(VQF_VU_LOG_ERROR, "%s: %s", g[i].sock,
 			       strerror(-g[i].lfd));
+			while (i--) {
+				close(g[i].lfd);
+				unlink(g[i].sock);
+			}
+			free(g);
+			return NULL;
+		}
+		socks[i] = g[i].sock;
+	}
+	return g;
+}
+
+static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0,
+			struct vu_guest *g)
+{
+	unsigned int i, n = o->shm.guests;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		struct vqf_vhost_cfg vc = *vc0;
+		int ret;
+
+		vqf_vu_shm_guest(&o->shm, i, &vc);
+		ret = vqf_vhost_new(&vc, &g[i].vh);
+		if (ret) {
+			vu_log(VQF_VU_LOG_ERROR, "vhost-user: guest %u: %s", i,
+			       strerror(-ret));
 			rc = VQF_CLI_EXIT_FAIL;
 			break;
 		}
@@ -326,7 +351,8 @@ static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0)
 		}
 		if (g[i].lfd >= 0) {
 			close(g[i].lfd);
-			unlink(g[i].sock);
+			g[i].lfd = -1;
+			vqf_vu_socket_gone(&conf, i, g[i].sock);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -341,23 +367,51 @@ static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0)
 	}
 	if (log_level >= VQF_VU_LOG_INFO)
 		vqf_vu_shm_print_hub(&o->shm, log_out);
-	free(g);
 	return rc;
+}
+
+/* Landlock, capabilities, seccomp: after the sandbox, before serving. */
+static int confine(const struct vqf_vu_opts *o)
+{
+	int ret = vqf_vu_landlock(o, &conf);
+
+	if (ret) {
+		vu_log(VQF_VU_LOG_ERROR, "vhost-user: Landlock: %s",
+		       strerror(-ret));
+		return ret;
+	}
+	ret = vqf_vu_caps(o, &conf);
+	if (ret) {
+		vu_log(VQF_VU_LOG_ERROR, "vhost-user: dropping capabilities "
+		       "(--modcaps=%s): %s", o->modcaps ? o->modcaps : "",
+		       strerror(-ret));
+		return ret;
+	}
+	ret = vqf_vu_seccomp(&conf);
+	if (ret) {
+		vu_log(VQF_VU_LOG_ERROR, "vhost-user: seccomp: %s",
+		       strerror(-ret));
+		return ret;
+	}
+	return 0;
 }
 
 int vqf_cli_vhost_user(int argc, char **argv)
 {
 	struct vqf_vhost_cfg vc = { 0 };
+	struct vqf_backend_config bc = { 0 };
 	const struct fuse_lowlevel_ops *ops;
+	const char *socks[VQF_VU_GUESTS_MAX + 1] = { 0 };
 	struct vqf_backend *be = NULL;
 	struct vqf_ptll *ptll = NULL;
 	struct vqf_vhost *vh = NULL;
+	struct vu_guest *g = NULL;
 	struct vqf_vu_policy pol;
 	struct vqf_pt *pt = NULL;
 	struct sigaction sa;
 	struct vqf_vu_opts o;
 	int ret, lfd = -1, fd = -1, rc = VQF_CLI_EXIT_FAIL;
-	char desc[256], where[PATH_MAX];
+	char desc[256], where[PATH_MAX], cdesc[512];
 	size_t op_size;
 	void *ud;
 
@@ -399,7 +453,24 @@ int vqf_cli_vhost_user(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* The sockets exist before the sandbox hides their paths. */
+	if (o.shm.guests > 1) {
+		g = listen_guests(&o, socks);
+		if (!g)
+			goto out;
+	} else {
+		lfd = setup_listen(&o);
+		if (lfd < 0)
+			goto out;
+		socks[0] = o.socket;
+	}
+	ret = vqf_vu_sandbox_enter(&o, &conf, socks, log_out);
+	if (ret)
+		goto out;
+	if (confine(&o))
+		goto out;
 	vqf_vu_policy_of(&o, &pol);
 	if (o.fs == VQF_SIM_FS_PTLL) {
 		ptll = vqf_ptll_new(o.shared);
@@ -411,9 +482,15 @@ int vqf_cli_vhost_user(int argc, char **argv)
 		ops = vqf_nullfs_ops(&op_size);
 		ud = NULL;
 	} else {
+		/*
+		 * io_uring makes system calls that seccomp does not see:
+		 * under a filter, file data moves by pread/pwrite.
+		 */
 		struct vqf_pt_config pc = {
 			.source = o.shared,
 			.timeout = pol.timeout,
+			.io = conf.seccomp == VQF_VU_SECCOMP_NONE ?
+			      VQF_PT_IO_AUTO : VQF_PT_IO_PREAD,
 		};
 
 		pt = vqf_pt_new(&pc);
@@ -423,7 +500,8 @@ int vqf_cli_vhost_user(int argc, char **argv)
 		ud = pt;
 	}
 	ops = vqf_vu_policy_ops(&pol, ops, &op_size);
-	be = vqf_backend_new(ops, op_size, ud, NULL);
+	bc.hostile_safe = vqf_vu_backend_safe(o.fs);
+	be = vqf_backend_new(ops, op_size, ud, &bc);
 	if (!be)
 		goto syserr;
 	ret = vqf_vu_shm_setup(&o.shm, be, pt, o.shared, &vc);
@@ -437,9 +515,13 @@ int vqf_cli_vhost_user(int argc, char **argv)
 	vc.threads = o.threads;
 	vc.be = be;
 	vc.log = o.log_level >= VQF_VU_LOG_DEBUG ? log_out : NULL;
+	vc.readonly = o.readonly;	/* EROFS for every change */
+	log_noops(&o);
+	vqf_vu_conf_describe(&conf, cdesc, sizeof(cdesc));
+	vu_log(VQF_VU_LOG_INFO, "vhost-user: confined: %s%s", cdesc,
+	       o.readonly ? "; read-only" : "");
 	if (o.shm.guests > 1) {
-		log_noops(&o);
-		rc = serve_guests(&o, &vc);
+		rc = serve_guests(&o, &vc, g);
 		goto out;
 	}
 	ret = vqf_vhost_new(&vc, &vh);
@@ -447,10 +529,6 @@ int vqf_cli_vhost_user(int argc, char **argv)
 		errno = -ret;
 		goto syserr;
 	}
-	lfd = setup_listen(&o);
-	if (lfd < 0)
-		goto out;
-	log_noops(&o);
 	vqf_vu_policy_describe(&o, &pol, desc, sizeof(desc));
 	if (o.socket)
 		snprintf(where, sizeof(where), "%s", o.socket);
@@ -466,7 +544,7 @@ int vqf_cli_vhost_user(int argc, char **argv)
 	close(lfd);
 	lfd = -1;
 	if (o.socket)
-		unlink(o.socket);
+		vqf_vu_socket_gone(&conf, 0, o.socket);
 	if (fd == -EINTR) {
 		rc = 0;
 		goto out;
@@ -495,8 +573,15 @@ out:
 	if (lfd >= 0) {
 		close(lfd);
 		if (o.socket)
-			unlink(o.socket);
+			vqf_vu_socket_gone(&conf, 0, o.socket);
 	}
+	for (unsigned int i = 0; g && i < o.shm.guests; i++) {
+		if (g[i].lfd >= 0) {
+			close(g[i].lfd);
+			vqf_vu_socket_gone(&conf, i, g[i].sock);
+		}
+	}
+	free(g);
 	vqf_vhost_free(vh);
 	vqf_vu_shm_free(&o.shm);
 	vqf_backend_free(be);
@@ -505,6 +590,8 @@ out:
 		vqf_ptll_free(ptll);
 	if (stop_fd >= 0)
 		close(stop_fd);
+	if (conf.notify_fd >= 0)
+		close(conf.notify_fd);
 	if (log_out && log_out != stderr)
 		fclose(log_out);
 	vqf_vu_opts_release(&o);

@@ -34,6 +34,26 @@ enum vqf_vu_log {
 	VQF_VU_LOG_DEBUG,	/* every vhost-user message (--verbose) */
 };
 
+/*
+ * --uid-map/--gid-map (":namespace_id:host_id:count:", any separator
+ * that opens and closes it, as virtiofsd reads them): the user namespace
+ * of an unprivileged start; --translate-uid/--translate-gid
+ * ("TYPE:a:b:count"): only identity "map"/"guest"/"host" entries are
+ * served here, every other one is refused by name at parse time.
+ */
+struct vqf_vu_idmap {
+	unsigned int inside, outside, count;
+};
+
+#define VQF_VU_IDMAPS	8
+
+/*
+ * --rlimit-nofile's floor: VQF_VU_FDS_BASE + per guest VQF_VU_FDS_GUEST
+ * and two per queue (see fds_needed() in vhost_user.c).
+ */
+#define VQF_VU_FDS_BASE		16
+#define VQF_VU_FDS_GUEST	8
+
 /* The longest timeout virtiofsd gives for cache=always and metadata. */
 #define VQF_VU_TIMEOUT_LONG	86400.0
 
@@ -55,7 +75,12 @@ struct vqf_vu_opts {
 	enum vqf_vu_log log_level;
 	bool syslog;
 	bool print_caps, version;
-	const char *sandbox, *seccomp;	/* accepted values, for the log */
+	const char *sandbox, *seccomp;	/* as given; NULL: the default */
+	bool trust_guest;	/* --trust-guest: serve an unsafe backend */
+	bool readonly;		/* --readonly, -o readonly */
+	const char *modcaps;	/* --modcaps, -o modcaps= ("+a:-b") */
+	struct vqf_vu_idmap uid_map[VQF_VU_IDMAPS], gid_map[VQF_VU_IDMAPS];
+	unsigned int n_uid_map, n_gid_map;
 	unsigned long long rlimit_nofile;	/* 0: unchanged */
 	struct vqf_vu_shm shm;	/* --dax-window, --version-table */
 	char *owned[8];		/* -o lists, unescaped; see release */
@@ -108,5 +133,83 @@ const struct fuse_lowlevel_ops *vqf_vu_policy_ops(
 void vqf_vu_policy_describe(const struct vqf_vu_opts *o,
 			    const struct vqf_vu_policy *p, char *buf,
 			    size_t size);
+
+/*
+ * Whether the backend may face a guest that is not trusted (a static
+ * table until sim/backend declares it): passthrough_ll casts guest node
+ * ids to pointers and follows guest-made links and special files.
+ */
+bool vqf_vu_backend_safe(enum vqf_sim_fs fs);
+
+/* The capability names --modcaps may name; 0 or a usage exit code. */
+int vqf_vu_check_modcaps(const char *list);
+
+/*
+ * The daemon's confinement (vu_sandbox.c, vu_landlock.c, vu_caps.c,
+ * vu_seccomp.c), entered in this order once the listening sockets exist
+ * and before any backend or thread is made.  Each fills its part of
+ * struct vqf_vu_conf for the start line.
+ */
+enum vqf_vu_sandbox {
+	VQF_VU_SANDBOX_NAMESPACE,
+	VQF_VU_SANDBOX_CHROOT,
+	VQF_VU_SANDBOX_NONE,
+};
+
+enum vqf_vu_seccomp {
+	VQF_VU_SECCOMP_KILL,
+	VQF_VU_SECCOMP_LOG,
+	VQF_VU_SECCOMP_TRAP,
+	VQF_VU_SECCOMP_NONE,
+};
+
+struct vqf_vu_conf {
+	enum vqf_vu_sandbox sandbox;
+	enum vqf_vu_seccomp seccomp;
+	bool userns;		/* a user namespace of ours */
+	char shared[4096];	/* the shared directory, canonical */
+	int notify_fd;		/* to the unconfined parent, or -1 */
+	int landlock_abi;	/* 0: not enforced */
+	char landlock_why[64];	/* why not, when 0 */
+	unsigned int nr_syscalls;	/* the allowlist's size */
+	char caps[256];		/* kept, by name */
+};
+
+/* Which sandbox @o asks for, resolved against the caller's uid. */
+enum vqf_vu_sandbox vqf_vu_sandbox_of(const struct vqf_vu_opts *o);
+enum vqf_vu_seccomp vqf_vu_seccomp_of(const struct vqf_vu_opts *o);
+
+/*
+ * Enters @c->sandbox.  With namespace and chroot the caller forks: this
+ * returns 0 in the child, which goes on serving; the parent stays
+ * outside, waits for it, forwards SIGTERM, SIGINT and SIGHUP, removes
+ * socket @socks[i] (host paths, NULL-terminated) when the child has
+ * accepted on it (vqf_vu_socket_gone()) or has ended, and exits with the
+ * child's status without returning.  Returns 0, or a negative errno
+ * after a message on @log.
+ */
+int vqf_vu_sandbox_enter(const struct vqf_vu_opts *o, struct vqf_vu_conf *c,
+			 const char *const *socks, FILE *log);
+
+/* Socket @i (@path outside a sandbox) is no longer listened on. */
+void vqf_vu_socket_gone(const struct vqf_vu_conf *c, unsigned int i,
+			const char *path);
+
+/*
+ * Landlock: file system access beneath @c->shared only (read-only with
+ * --readonly); without a sandbox, also removing --socket's file.  Where
+ * the kernel lacks it, records why and returns 0.
+ */
+int vqf_vu_landlock(const struct vqf_vu_opts *o, struct vqf_vu_conf *c);
+
+/* Capabilities: virtiofsd's set, changed by --modcaps; also the bounds. */
+int vqf_vu_caps(const struct vqf_vu_opts *o, struct vqf_vu_conf *c);
+
+/* The syscall allowlist, all threads, NoNewPrivs; @c->nr_syscalls. */
+int vqf_vu_seccomp(struct vqf_vu_conf *c);
+
+/* One line naming the confinement in force. */
+void vqf_vu_conf_describe(const struct vqf_vu_conf *c, char *buf,
+			  size_t size);
 
 #endif /* VQF_VU_H */

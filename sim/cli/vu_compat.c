@@ -16,11 +16,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static const char *const vu_flags[] = {
-	"--verbose", "--host-locks", "--allow-direct-io", VQF_VU_SHM_FLAGS,
-	NULL
+	"--verbose", "--host-locks", "--allow-direct-io", "--trust-guest",
+	VQF_VU_SHM_FLAGS, NULL
 };
 static const char *const vu_strs[] = {
 	"--socket", "--shared", "--backend", "--tag", "--timeout", "--cache",
@@ -40,18 +41,18 @@ static const struct vqf_cli_num_opt vu_nums[] = {
 static const char *const vfsd_flags[] = {
 	"--print-capabilities", "--xattr", "--writeback", "--no-readdirplus",
 	"--announce-submounts", "--no-announce-submounts", "--syslog",
-	"--no-killpriv-v2", "--version", "-V", "-d", "-f",
+	"--no-killpriv-v2", "--version", "-V", "-d", "-f", "--readonly",
 	/* refused */
-	"--daemonize", "--posix-acl", "--security-label", "--readonly",
+	"--daemonize", "--posix-acl", "--security-label",
 	"--allow-mmap", "--killpriv-v2", "--preserve-noatime",
 	"--migration-verify-handles", "--migration-confirm-paths", NULL
 };
 static const char *const vfsd_strs[] = {
 	"--socket-path", "--shared-dir", "--socket-group", "--sandbox",
-	"--seccomp", "--log-level", "-o",
+	"--seccomp", "--log-level", "-o", "--modcaps", "--uid-map",
+	"--gid-map", "--translate-uid", "--translate-gid",
 	/* refused */
-	"--xattrmap", "--inode-file-handles", "--modcaps", "--uid-map",
-	"--gid-map", "--translate-uid", "--translate-gid", "--migration-mode",
+	"--xattrmap", "--inode-file-handles", "--migration-mode",
 	"--migration-on-error", NULL
 };
 static const struct vqf_cli_num_opt vfsd_nums[] = {
@@ -160,6 +161,7 @@ static int set_legacy(struct vqf_vu_opts *o, const char *key,
 		F("allow_direct_io", direct_io, true),
 		F("no_allow_direct_io", direct_io, false),
 		F("announce_submounts", announce_submounts, true),
+		F("readonly", readonly, true),
 #undef F
 	};
 	/* Accepted, no effect: what they turn off is off here anyway. */
@@ -168,8 +170,8 @@ static int set_legacy(struct vqf_vu_opts *o, const char *key,
 		"allow_root", NULL
 	};
 	static const char *const refuse[] = {
-		"posix_acl", "security_label", "killpriv_v2", "modcaps",
-		"xattrmap", NULL
+		"posix_acl", "security_label", "killpriv_v2", "xattrmap",
+		NULL
 	};
 	unsigned long long n;
 	char opt[64];
@@ -202,6 +204,9 @@ static int set_legacy(struct vqf_vu_opts *o, const char *key,
 		return set_log_level(o, opt, val);
 	} else if (!strcmp(key, "sandbox")) {
 		return one_of(opt, val, sandboxes, &o->sandbox);
+	} else if (!strcmp(key, "modcaps")) {
+		o->modcaps = val;
+		return vqf_vu_check_modcaps(val);
 	} else if (!strcmp(key, "timeout")) {
 		return vqf_cli_parse_timeout(val, &o->timeout);
 	} else if (!strcmp(key, "max_idle_threads")) {
@@ -259,6 +264,99 @@ static int set_o(struct vqf_vu_opts *o, const char *list)
 	return ret;
 }
 
+/* One unsigned 32-bit number of an id map, ending at @end. */
+static int id_num(const char *s, const char *end, unsigned int *out)
+{
+	unsigned long long n;
+	char buf[16];
+	size_t len = (size_t)(end - s);
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (vqf_cli_parse_num(buf, false, 0, 0xffffffffull, &n))
+		return -1;
+	*out = (unsigned int)n;
+	return 0;
+}
+
+/*
+ * --uid-map/--gid-map as virtiofsd reads them: the first character is
+ * the separator, and it must close the map too
+ * (":namespace_id:host_id:count:").
+ */
+static int add_idmap(const char *name, const char *val,
+		     struct vqf_vu_idmap *m, unsigned int *n)
+{
+	unsigned int v[3], i;
+	const char *p = val + 1, *e;
+	char sep = val[0];
+
+	if (*n == VQF_VU_IDMAPS)
+		return vqf_cli_bad_usage("%s: more than %u maps", name,
+					 VQF_VU_IDMAPS);
+	for (i = 0; i < 3; i++) {
+		e = strchr(p, sep);
+		if (!e || id_num(p, e, &v[i]))
+			return vqf_cli_bad_usage("%s=%s: not :namespace_id:"
+						 "host_id:count:", name, val);
+		p = e + 1;
+	}
+	if (*p || !v[2])
+		return vqf_cli_bad_usage("%s=%s: not :namespace_id:host_id:"
+					 "count: (a count above 0)", name, val);
+	m[*n].inside = v[0];
+	m[*n].outside = v[1];
+	m[*n].count = v[2];
+	(*n)++;
+	return 0;
+}
+
+/*
+ * --translate-uid/--translate-gid as virtiofsd reads them: TYPE:a:b:count
+ * (forbid-guest:a:count).  The device has no translation of callers' ids:
+ * an identity entry (map, guest or host with a == b) is what happens
+ * anyway and is accepted; every other entry is refused by name.
+ */
+static int check_translate(const char *name, const char *val)
+{
+	static const char *const types[] = {
+		"map", "guest", "host", "squash-guest", "squash-host",
+		"forbid-guest", NULL
+	};
+	const char *colon = strchr(val, ':'), *p, *e;
+	unsigned int v[3] = { 0 }, nv, i;
+	size_t tlen;
+	int t = -1;
+
+	tlen = colon ? (size_t)(colon - val) : 0;
+	for (i = 0; types[i]; i++)
+		if (tlen == strlen(types[i]) && !strncmp(val, types[i], tlen))
+			t = (int)i;
+	if (t < 0)
+		return vqf_cli_bad_usage("%s=%s: unknown type (map, guest, "
+					 "host, squash-guest, squash-host, "
+					 "forbid-guest)", name, val);
+	nv = !strcmp(types[t], "forbid-guest") ? 2 : 3;
+	for (i = 0, p = colon + 1; i < nv; i++) {
+		e = i + 1 < nv ? strchr(p, ':') : p + strlen(p);
+		if (!e || id_num(p, e, &v[i]))
+			return vqf_cli_bad_usage("%s=%s: not %s:%s", name, val,
+						 types[t], nv == 2 ?
+						 "base:count" :
+						 "from:to:count");
+		p = e + 1;
+	}
+	if (t <= 2 && v[0] == v[1] && v[2])
+		return 0;
+	return vqf_cli_bad_usage("%s=%s: translating ids (%s) is not "
+				 "implemented by this daemon; only identity "
+				 "map/guest/host entries are accepted (see "
+				 "docs/virtiofsd-compat.md)", name, val,
+				 types[t]);
+}
+
 static int set_flag(struct vqf_vu_opts *o, const char *name)
 {
 	if (!strcmp(name, "--verbose") || !strcmp(name, "-d"))
@@ -283,6 +381,10 @@ static int set_flag(struct vqf_vu_opts *o, const char *name)
 		o->syslog = true;
 	else if (!strcmp(name, "--version") || !strcmp(name, "-V"))
 		o->version = true;
+	else if (!strcmp(name, "--trust-guest"))
+		o->trust_guest = true;
+	else if (!strcmp(name, "--readonly"))
+		o->readonly = true;
 	/* -f: the legacy daemon's foreground, which is all we do. */
 	else if (strcmp(name, "-f") && strcmp(name, "--no-killpriv-v2"))
 		return refused(name);
@@ -309,6 +411,17 @@ static int set_str(struct vqf_vu_opts *o, const char *name, const char *val)
 		return one_of(name, val, seccomps, &o->seccomp);
 	if (!*val)
 		return vqf_cli_bad_usage("%s: empty value", name);
+	if (!strcmp(name, "--modcaps")) {
+		o->modcaps = val;
+		return vqf_vu_check_modcaps(val);
+	}
+	if (!strcmp(name, "--uid-map"))
+		return add_idmap(name, val, o->uid_map, &o->n_uid_map);
+	if (!strcmp(name, "--gid-map"))
+		return add_idmap(name, val, o->gid_map, &o->n_gid_map);
+	if (!strcmp(name, "--translate-uid") ||
+	    !strcmp(name, "--translate-gid"))
+		return check_translate(name, val);
 	if (!strcmp(name, "--socket") || !strcmp(name, "--socket-path")) {
 		o->socket = val;
 	} else if (!strcmp(name, "--shared") ||
@@ -362,10 +475,25 @@ static const struct vqf_cli_spec vu_spec = {
 	.more = &vfsd_table, .set = vu_set,
 };
 
+/*
+ * The fewest descriptors the daemon serves with: stdio, the stop and
+ * listening sockets, the backend's and hub's own, and per guest its
+ * connection, memory regions, the back-end channel and two eventfds per
+ * queue (measured: docs/virtiofsd-compat.md).
+ */
+static unsigned long long fds_needed(const struct vqf_vu_opts *o)
+{
+	unsigned long long guests = o->shm.guests ? o->shm.guests : 1;
+
+	return VQF_VU_FDS_BASE + guests * (VQF_VU_FDS_GUEST +
+					   2ull * (1 + o->queues));
+}
+
 /* Once parsed: what the options mean together. */
 static int vu_check(const struct vqf_vu_opts *o)
 {
 	struct stat st;
+	int ret;
 
 	if (o->fd >= 0 && o->socket)
 		return vqf_cli_bad_usage("vhost-user: --fd and --socket-path "
@@ -391,10 +519,36 @@ static int vu_check(const struct vqf_vu_opts *o)
 		return vqf_cli_bad_usage("--timeout, --cache: not with "
 					 "passthrough_ll (it serves its own "
 					 "cache=never)");
+	ret = vqf_vu_shm_check(&o->shm, o->fs != VQF_SIM_FS_VQFUSE);
+	if (ret)
+		return ret;
+	if (!vqf_vu_backend_safe(o->fs) && !o->trust_guest)
+		return vqf_cli_bad_usage("--backend passthrough_ll: not safe "
+					 "to face a guest that is not trusted "
+					 "(guest node ids are its pointers, "
+					 "guest-made links and special files "
+					 "are followed); give --trust-guest "
+					 "to serve it anyway");
+	if (o->sandbox && !strcmp(o->sandbox, "chroot") && geteuid())
+		return vqf_cli_bad_usage("--sandbox=chroot: needs root; "
+					 "unprivileged, the namespace sandbox "
+					 "runs in a user namespace");
+	if ((o->n_uid_map || o->n_gid_map) &&
+	    vqf_vu_sandbox_of(o) != VQF_VU_SANDBOX_NAMESPACE)
+		return vqf_cli_bad_usage("--uid-map, --gid-map: need "
+					 "--sandbox=namespace (the user "
+					 "namespace is part of it)");
+	if (o->rlimit_nofile && o->rlimit_nofile < fds_needed(o))
+		return vqf_cli_bad_usage("--rlimit-nofile=%llu: too few "
+					 "descriptors: need at least %llu "
+					 "(%u request queues, %u guests)",
+					 o->rlimit_nofile, fds_needed(o),
+					 o->queues, o->shm.guests ?
+					 o->shm.guests : 1);
 	if (o->shm.guests > 1 && !o->socket)
 		return vqf_cli_bad_usage("--guests: needs --socket PATH (guest "
 					 "i listens on PATH.i)");
-	return vqf_vu_shm_check(&o->shm, o->fs != VQF_SIM_FS_VQFUSE);
+	return 0;
 }
 
 void vqf_vu_opts_release(struct vqf_vu_opts *o)
@@ -470,14 +624,20 @@ void vqf_vu_usage(FILE *f)
 "  --ver-hostile N     (tests) while SHARED/.vqf-hostile exists, every Nth\n"
 "                      entry reply names a version ahead of its slot or\n"
 "                      another slot; implies --version-table\n"
+"  --trust-guest       serve a backend that is not safe to face a hostile\n"
+"                      guest (passthrough_ll); refused without it\n"
 "  --verbose           log every vhost-user message (--log-level=debug)\n"
 "virtiofsd's options, read as virtiofsd reads them (docs/virtiofsd-\n"
 "compat.md): --socket-path=PATH, --fd=N, --socket-group=GROUP,\n"
 "--shared-dir=DIR, --cache=MODE, --thread-pool-size=N, --xattr,\n"
 "--writeback, --no-readdirplus, --allow-direct-io, --announce-submounts,\n"
-"--sandbox=MODE, --seccomp=ACTION, --log-level=LEVEL, --syslog,\n"
-"--rlimit-nofile=N, --print-capabilities, -V/--version, -d, -f, and the\n"
-"legacy -o source=DIR,cache=MODE,xattr,flock,posix_lock,... list.  The\n"
+"--sandbox=namespace|chroot|none (default namespace), --seccomp=kill|log|\n"
+"trap|none (default kill), --modcaps=+CAP:-CAP, --readonly, --uid-map=\n"
+":NS:HOST:COUNT:, --gid-map=..., --translate-uid/--translate-gid (identity\n"
+"entries only), --log-level=LEVEL, --syslog, --rlimit-nofile=N,\n"
+"--print-capabilities, -V/--version, -d, -f, and the legacy -o source=DIR,\n"
+"cache=MODE,xattr,flock,posix_lock,sandbox=MODE,modcaps=L,readonly,... list.\n"
+"The\n"
 "program is also installed as vqfuse-virtiofsd, which takes these options\n"
 "directly.\n"
 "Exits 0 when the front-end disconnects or at SIGINT/SIGTERM, printing\n"

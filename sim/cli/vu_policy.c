@@ -137,11 +137,15 @@ void vqf_vu_policy_describe(const struct vqf_vu_opts *o,
 			    const struct vqf_vu_policy *p, char *buf,
 			    size_t size)
 {
-	snprintf(buf, size, "cache %s: timeout %g s%s%s; readdirplus %s, "
+	bool ll = o->fs == VQF_SIM_FS_PTLL;
+
+	/* passthrough_ll serves its own cache=never, whatever was asked */
+	snprintf(buf, size, "%s %s: timeout %g s%s%s; readdirplus %s, "
 		 "xattr %s, writeback %s, posix locks %s, flock %s, "
-		 "O_DIRECT %s", cache_name[o->cache], p->timeout,
-		 p->direct_io ? ", direct I/O" : "",
-		 p->keep_cache ? ", keep cache" : "",
+		 "O_DIRECT %s", ll ? "passthrough_ll's own cache" : "cache",
+		 ll ? "never" : cache_name[o->cache], ll ? 0.0 : p->timeout,
+		 ll || p->direct_io ? ", direct I/O" : "",
+		 !ll && p->keep_cache ? ", keep cache" : "",
 		 p->readdirplus ? "on" : "off", p->xattr ? "on" : "off",
 		 p->writeback ? "on" : "off",
 		 p->posix_locks ? "host" : "guest",

@@ -10,6 +10,12 @@
 set -u
 SIM=${1:?usage: test-vhost-cli.sh path/to/vqfuse-sim}
 WRAP=${VQF_CLI_WRAP:-}
+# Under valgrind the daemon runs unconfined: valgrind's own system calls
+# are not on the seccomp allowlist, and it cannot follow the sandbox's
+# fork into new namespaces.  The plain and sanitize runs keep the
+# default confinement (namespace, seccomp kill).
+CONF=
+[ "${VQF_UNDER_VALGRIND:-0}" = 1 ] && CONF="--sandbox=none --seccomp=none"
 T=$(mktemp -d "${TMPDIR:-/tmp}/vqf-vhost-cli.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 mkdir "$T/shared"
@@ -52,11 +58,15 @@ expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
 	--dax-window 2M --backend passthrough_ll
 expect_usage "--version-table" --socket "$S" --shared "$T/shared" \
 	--version-table=1
+expect_usage "--trust-guest" --socket "$S" --shared "$T/shared" \
+	--backend passthrough_ll
+expect_usage "need at least" --socket "$S" --shared "$T/shared" \
+	--rlimit-nofile=8
 
 # start: background daemon, waits for its socket
 start() {
 	$WRAP "$SIM" vhost-user --socket "$S" --shared "$T/shared" \
-		--queues 2 "$@" 2>"$T/log" &
+		--queues 2 $CONF "$@" 2>"$T/log" &
 	pid=$!
 	i=0
 	while [ ! -S "$S" ] && [ $i -lt 300 ]; do

@@ -15,6 +15,11 @@
 set -u
 VFSD=${1:?usage: test-virtiofsd-cli.sh path/to/vqfuse-virtiofsd}
 WRAP=${VQF_CLI_WRAP:-}
+# Under valgrind the daemon runs unconfined (valgrind's own system calls
+# are not on the seccomp allowlist; it cannot follow the sandbox's fork
+# into new namespaces); plain and sanitize runs keep the default.
+CONF=
+[ "${VQF_UNDER_VALGRIND:-0}" = 1 ] && CONF="--sandbox=none --seccomp=none"
 T=$(mktemp -d "${TMPDIR:-/tmp}/vqf-vfsd-cli.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 mkdir "$T/shared"
@@ -56,7 +61,10 @@ expect_usage() {
 
 expect_usage "--bogus" --socket-path="$S" --shared-dir="$T/shared" --bogus
 expect_usage "-o norace" --socket-path="$S" -o source="$T/shared",norace
-expect_usage "--uid-map" --fd=3 --shared-dir="$T/shared" --uid-map=:0:0:1:
+expect_usage "--uid-map" --fd=3 --shared-dir="$T/shared" --uid-map=:0:0:1
+expect_usage "squash-guest" --fd=3 --shared-dir="$T/shared" \
+	--translate-uid=squash-guest:0:1000:65536
+expect_usage "--modcaps" --fd=3 --shared-dir="$T/shared" --modcaps=+nosuch
 expect_usage "sometimes" --socket-path="$S" --shared-dir="$T/shared" \
 	--cache=sometimes
 expect_usage "exclude" --fd=3 --socket-path="$S" -o source="$T/shared"
@@ -65,7 +73,7 @@ expect_usage "exclude" --fd=3 --socket-path="$S" -o source="$T/shared"
 # it listens (QUIET=1: until its socket exists)
 start_daemon() {
 	rm -f "$T/log"
-	$WRAP "$VFSD" --socket-path="$S" "$@" 2>"$T/log" &
+	$WRAP "$VFSD" --socket-path="$S" $CONF "$@" 2>"$T/log" &
 	pid=$!
 	i=0
 	while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
@@ -121,11 +129,9 @@ expect_policy "-o legacy list" \
 expect_policy "-o cache=none,timeout=3 --sandbox --seccomp --announce-submounts" \
 	"cache never: timeout 3 s, direct I/O" \
 	-o source="$T/shared" -o cache=none,timeout=3 --sandbox=namespace \
-	--seccomp=kill --announce-submounts
-grep -q "sandbox=namespace: not entered" "$T/log" ||
-	fail "--sandbox: no word on what is done instead"
-grep -q "seccomp=kill: no syscall filter" "$T/log" ||
-	fail "--seccomp: no word on what is done instead"
+	--seccomp=kill --announce-submounts $CONF
+[ -n "$CONF" ] || grep -q "confined: sandbox namespace.*seccomp kill" \
+	"$T/log" || fail "--sandbox, --seccomp: not said to be in force"
 grep -q "announce-submounts: libfuse" "$T/log" ||
 	fail "--announce-submounts: no word on what is done instead"
 
@@ -156,9 +162,9 @@ done
 # daemon serves it (-d logs each message), exits 0 at the disconnect and
 # leaves the socket file to its owner.
 if command -v python3 >/dev/null; then
-	python3 - "$T" "$VFSD" $WRAP <<'PY' || fail "--fd"
+	python3 - "$T" "$VFSD" "$CONF" $WRAP <<'PY' || fail "--fd"
 import os, socket, struct, subprocess, sys
-t, cmd = sys.argv[1], sys.argv[3:] + [sys.argv[2]]
+t, cmd = sys.argv[1], sys.argv[4:] + [sys.argv[2]] + sys.argv[3].split()
 path = os.path.join(t, "fd.sock")
 ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 ls.bind(path)

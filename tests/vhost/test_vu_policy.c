@@ -212,8 +212,13 @@ static void test_refused(void **state)
 	static const char *const bad[][4] = {
 		{ "--bogus" }, { "-z" }, { "-o", "bogus" },
 		{ "-o", "cache=sometimes" }, { "--cache=sometimes" },
-		{ "--uid-map=:0:0:1:" }, { "--xattrmap=:map::x.:" },
-		{ "--posix-acl" }, { "--readonly" }, { "-o", "posix_acl" },
+		{ "--uid-map=:0:0:1" }, { "--uid-map=:0:0:0:" },
+		{ "--uid-map=:0:x:1:" }, { "--gid-map=/0/0/1:" },
+		{ "--translate-uid=squash-guest:0:1000:65536" },
+		{ "--translate-gid=map:0:1000:1" }, { "--translate-uid=x:1:1:1" },
+		{ "--modcaps=+bogus" }, { "--modcaps=chown" },
+		{ "-o", "modcaps=-nope" }, { "--xattrmap=:map::x.:" },
+		{ "--posix-acl" }, { "-o", "posix_acl" },
 		{ "-o", "killpriv_v2" }, { "--daemonize" },
 		{ "--inode-file-handles=prefer" }, { "--sandbox=jail" },
 		{ "--seccomp=maybe" }, { "--log-level=loud" },
@@ -237,12 +242,62 @@ static void test_refused(void **state)
 			       "--shared", "DIR", NULL), 2);
 	assert_int_equal(parse(&o, "--fd=3", "--socket-group=root",
 			       "--shared", "DIR", NULL), 2);
+	/* an unsafe backend only with --trust-guest */
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--backend",
+			       "passthrough_ll", NULL), 2);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--backend",
+			       "passthrough_ll", "--trust-guest", NULL), 0);
+	vqf_vu_opts_release(&o);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--sandbox",
+			       "none", "--uid-map=:0:0:1:", NULL), 2);
+	assert_int_equal(parse(&o, "--fd", "3", "--shared", "DIR", "--backend",
 			       "passthrough_ll", "--cache=always", NULL), 2);
 	/* --print-capabilities needs nothing else */
 	assert_int_equal(parse(&o, "--print-capabilities", NULL), 0);
 	assert_true(o.print_caps);
 	assert_int_equal(parse(&o, "--help", NULL), -1);
+}
+
+/* The confinement options, as virtiofsd reads them. */
+static void test_confine_opts(void **state)
+{
+	struct vqf_vu_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", NULL), 0);
+	assert_int_equal(vqf_vu_sandbox_of(&o), VQF_VU_SANDBOX_NAMESPACE);
+	assert_int_equal(vqf_vu_seccomp_of(&o), VQF_VU_SECCOMP_KILL);
+	assert_false(o.readonly);
+	vqf_vu_opts_release(&o);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
+			       "--sandbox=chroot", "--seccomp=trap",
+			       "--readonly", "--modcaps=+sys_admin:-CAP_CHOWN",
+			       "--translate-uid=map:1000:1000:1",
+			       "--translate-gid=host:5:5:10", NULL), 0);
+	assert_int_equal(vqf_vu_sandbox_of(&o), VQF_VU_SANDBOX_CHROOT);
+	assert_int_equal(vqf_vu_seccomp_of(&o), VQF_VU_SECCOMP_TRAP);
+	assert_true(o.readonly);
+	assert_string_equal(o.modcaps, "+sys_admin:-CAP_CHOWN");
+	vqf_vu_opts_release(&o);
+	assert_int_equal(parse(&o, "--fd=3", "-o",
+			       "source=DIR,sandbox=none,readonly,"
+			       "modcaps=-fsetid", "--seccomp=none", NULL), 0);
+	assert_int_equal(vqf_vu_sandbox_of(&o), VQF_VU_SANDBOX_NONE);
+	assert_int_equal(vqf_vu_seccomp_of(&o), VQF_VU_SECCOMP_NONE);
+	assert_true(o.readonly);
+	assert_string_equal(o.modcaps, "-fsetid");
+	vqf_vu_opts_release(&o);
+	/* the first character is the separator, and closes the map */
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
+			       "--uid-map=:0:1000:1:", "--uid-map=/1/100000/"
+			       "65536/", "--gid-map=:0:1000:1:", NULL), 0);
+	assert_int_equal(o.n_uid_map, 2);
+	assert_int_equal(o.n_gid_map, 1);
+	assert_int_equal(o.uid_map[0].outside, 1000);
+	assert_int_equal(o.uid_map[1].inside, 1);
+	assert_int_equal(o.uid_map[1].outside, 100000);
+	assert_int_equal(o.uid_map[1].count, 65536);
+	vqf_vu_opts_release(&o);
 }
 
 static void test_capabilities(void **state)
@@ -443,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_flags),
 		cmocka_unit_test(test_comma_escape),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_confine_opts),
 		cmocka_unit_test(test_capabilities),
 		cmocka_unit_test(test_ops_open),
 		cmocka_unit_test(test_ops_init),
