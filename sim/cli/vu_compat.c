@@ -479,7 +479,8 @@ static const struct vqf_cli_spec vu_spec = {
  * The fewest descriptors the daemon serves with: stdio, the stop and
  * listening sockets, the backend's and hub's own, and per guest its
  * connection, memory regions, the back-end channel and two eventfds per
- * queue (measured: docs/virtiofsd-compat.md).
+ * queue.  An estimate from the code, with room: a floor that catches a
+ * limit like 8, not the exact need (docs/virtiofsd-compat.md).
  */
 static unsigned long long fds_needed(const struct vqf_vu_opts *o)
 {

@@ -30,7 +30,7 @@ static const char *const vu_syscalls[] = {
 	/* memory, threads, signals, time: libc and pthreads */
 	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync",
 	"mincore", "membarrier", "clone", "clone3", "set_robust_list",
-	"get_robust_list", "rseq", "futex", "futex_waitv", "exit",
+	"get_robust_list", "set_tid_address", "rseq", "futex", "futex_waitv", "exit",
 	"exit_group", "gettid", "getpid", "getppid", "tgkill", "tkill",
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait",
 	"sigaltstack", "restart_syscall", "nanosleep", "clock_nanosleep",
