@@ -136,12 +136,13 @@ static void log_noops(const struct vqf_vu_opts *o)
 {
 	if (!vqf_vu_backend_safe(o->fs))
 		vu_log(VQF_VU_LOG_WARN, "--trust-guest: serving "
-		       "passthrough_ll, which is not safe to face a hostile "
-		       "guest: guest node ids are its pointers (a forged one "
-		       "crashes the daemon), and it follows guest-made "
-		       "symbolic links and opens special files on the host; "
-		       "only the sandbox, Landlock, the capabilities and "
-		       "seccomp stand between the guest and the host");
+		       "passthrough_ll, which is not audited to face a "
+		       "hostile guest (docs/guard.md): guest node ids and "
+		       "directory handles are its pointers, so an id the "
+		       "device's guard lets through is memory corruption; "
+		       "behind the guard, the sandbox, Landlock, the "
+		       "capabilities and seccomp are what stand between "
+		       "the guest and the host");
 	if (o->announce_submounts)
 		vu_log(VQF_VU_LOG_WARN, "announce-submounts: libfuse's "
 		       "low-level API cannot flag submounts; the guest sees "

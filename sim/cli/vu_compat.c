@@ -526,9 +526,8 @@ static int vu_check(const struct vqf_vu_opts *o)
 	if (!vqf_vu_backend_safe(o->fs) && !o->trust_guest)
 		return vqf_cli_bad_usage("--backend passthrough_ll: not safe "
 					 "to face a guest that is not trusted "
-					 "(guest node ids are its pointers, "
-					 "guest-made links and special files "
-					 "are followed); give --trust-guest "
+					 "(guest node ids are its pointers; "
+					 "docs/guard.md); give --trust-guest "
 					 "to serve it anyway");
 	if (o->sandbox && !strcmp(o->sandbox, "chroot") && geteuid())
 		return vqf_cli_bad_usage("--sandbox=chroot: needs root; "
