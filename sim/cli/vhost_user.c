@@ -182,6 +182,57 @@ static int setup_listen(const struct vqf_vu_opts *o)
 	return lfd;
 }
 
+/*
+ * The device's guard (docs/guard.md): "guard: N refused" (every refusal
+ * counter summed: an honest guest kernel gets 0), then each cause that is
+ * not 0 under its counter's name, what it checked and holds now, and the
+ * LOOKUP ".." and FORGET entries it rewrote or dropped.
+ */
+static void print_guard(const struct vqf_guard_stats *g)
+{
+	const struct {
+		const char *name;
+		u64 n;
+	} c[] = {
+		{ "name_dot", g->name_dot },
+		{ "name_bad", g->name_bad },
+		{ "readonly", g->readonly },
+		{ "node_unknown", g->node_unknown },
+		{ "handle_unknown", g->handle_unknown },
+		{ "handle_mismatch", g->handle_mismatch },
+		{ "open_special", g->open_special },
+		{ "open_dir", g->open_dir },
+		{ "opendir_notdir", g->opendir_notdir },
+		{ "dotdot_notdir", g->dotdot_notdir },
+		{ "dotdot_unknown", g->dotdot_unknown },
+		{ "stop_dropped", g->stop_dropped },
+	};
+	unsigned int i, shown = 0;
+	u64 sum = 0;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		sum += c[i].n;
+	fprintf(log_out, "%s: guard: %llu refused", vqf_cli_prog,
+		(unsigned long long)sum);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		if (!c[i].n)
+			continue;
+		fprintf(log_out, "%s%s %llu", shown++ ? ", " : " (",
+			c[i].name, (unsigned long long)c[i].n);
+	}
+	fprintf(log_out, "%s, %llu checked, %llu nodes and %llu handles "
+		"held, LOOKUP .. %llu to a parent and %llu to the root, "
+		"forgets %llu (%llu unknown, %llu clamped)\n",
+		shown ? ")" : "", (unsigned long long)g->checked,
+		(unsigned long long)g->nodes,
+		(unsigned long long)g->handles,
+		(unsigned long long)g->dotdot_parent,
+		(unsigned long long)g->dotdot_root,
+		(unsigned long long)g->forgets,
+		(unsigned long long)g->forget_unknown,
+		(unsigned long long)g->forget_clamped);
+}
+
 static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 {
 	struct vqf_vhost_stats s;
@@ -238,6 +289,7 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 		(unsigned long long)s.dev.queue_broken,
 		(unsigned long long)(s.dev.bytes_in >> 20),
 		(unsigned long long)(s.dev.bytes_out >> 20));
+	print_guard(&s.dev.guard);
 }
 
 /* One front-end of --guests N: its device, socket and serving thread. */

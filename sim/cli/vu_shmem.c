@@ -205,7 +205,10 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh)
 	fprintf(stderr, "%s: shmem: %llu starts served, %llu not (features "
 		"or channel missing), %llu channels, %llu maps, %llu unmaps, "
 		"%llu map refused, %llu unmap refused, %llu without channel, "
-		"%llu breaks (%llu timeouts), table maps %llu\n",
+		"%llu breaks (%llu timeouts), table maps %llu; acks "
+		"%llu malformed, %llu mismatched, %llu unsolicited; %llu "
+		"cancelled, %llu undo unmaps; channels refused %llu not "
+		"socket, %llu not stream, %llu unconnected\n",
 		vqf_cli_prog, (unsigned long long)st.shm_served,
 		(unsigned long long)st.shm_unserved,
 		(unsigned long long)st.shm.channels,
@@ -216,7 +219,15 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh)
 		(unsigned long long)st.shm.no_channel,
 		(unsigned long long)st.shm.breaks,
 		(unsigned long long)st.shm.timeouts,
-		(unsigned long long)st.table_maps);
+		(unsigned long long)st.table_maps,
+		(unsigned long long)st.shm.acks_malformed,
+		(unsigned long long)st.shm.acks_mismatched,
+		(unsigned long long)st.shm.acks_unsolicited,
+		(unsigned long long)st.shm.cancelled,
+		(unsigned long long)st.shm.undo_unmaps,
+		(unsigned long long)st.shm.chan_not_socket,
+		(unsigned long long)st.shm.chan_not_stream,
+		(unsigned long long)st.shm.chan_unconnected);
 	if (!s->dax_window)
 		return;
 	fprintf(stderr, "%s: dax: %llu setups (%llu by nodeid, %llu "
