@@ -28,6 +28,7 @@
 	int kick[NQ], call[NQ];						\
 	u64 bump;		/* next free guest address for buffers */ \
 	u64 unique;							\
+	bool hup_fails;		/* fuse_call() fails on a hang-up */	\
 	int fds_before;
 
 #endif

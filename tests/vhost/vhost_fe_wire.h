@@ -229,6 +229,16 @@ static inline struct fuse_out_header fuse_call(struct fe *f, unsigned int q,
 		r = vqf_vring_drv_get_buf(f->vq[q], &cookie, &len);
 		if (r)
 			break;
+		if (f->hup_fails) {
+			/* a back-end that died answers nothing: say so now */
+			struct pollfd pf = { .fd = f->sv[0],
+					     .events = POLLRDHUP };
+
+			if (poll(&pf, 1, 0) == 1 &&
+			    (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				fail_msg("opcode %u: the back-end hung up "
+					 "without a reply", opcode);
+		}
 		vqf_eventfd_wait(f->call[q], 10);
 	}
 	assert_int_equal(r, 1);
