@@ -372,6 +372,7 @@ static int teardown(void **state)
 {
 	struct esc *e = *state;
 
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	if (!e)
 		return 0;
 	fe_close(e);
@@ -988,13 +989,13 @@ static void test_pdeathsig(void **state)
 	int st = 0, s, ret;
 	unsigned int nw;
 
-	(void)state;
 	wrap_words(&nw);
 	if (!need_root() || nw)
 		skip();
 	e = calloc(1, sizeof(*e));
 	assert_non_null(e);
 	e->run = &r;
+	*state = e;		/* teardown() cleans up, even after a failure */
 	/* the orphaned child comes to us: its end is seen, and reaped */
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	host_tree(e);
@@ -1043,9 +1044,6 @@ static void test_pdeathsig(void **state)
 	assert_int_equal(ret, -1);
 	assert_true(errno == ENOENT || errno == ECONNREFUSED);
 	close(s);
-	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
-	*state = e;
-	teardown(state);
 }
 
 #define RUN(b, s)	{ b, s }
@@ -1072,7 +1070,7 @@ int main(int argc, char **argv)
 		CASE("passthrough_ll_namespace", runs[6]),
 		CASE("passthrough_ll_chroot", runs[7]),
 		CASE("passthrough_ll_none", runs[8]),
-		cmocka_unit_test(test_pdeathsig),
+		cmocka_unit_test_teardown(test_pdeathsig, teardown),
 	};
 
 	sim_bin = argc > 1 ? argv[1] : NULL;
