@@ -87,6 +87,7 @@ struct fsreq {
 	u32 len;			/* bytes to push (held completions) */
 	u32 op;				/* opcode once parsed, else 0 */
 	bool injected;			/* a backend fault touched it */
+	bool dax_cancel;		/* raised dax_ops->cancel (DESTROY) */
 	struct vqf_guard_tx gtx;	/* the guard's pins and rewrites */
 	struct vqf_seg seg[];
 };

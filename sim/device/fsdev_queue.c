@@ -29,6 +29,7 @@ struct fsreq *fsdev_req_new(struct fsq *q)
 	r->ws = (struct vqf_dev_wseg *)(r->rs + n);
 	r->c.seg = r->seg;
 	r->c.cap = q->seg_cap;
+	r->dax_cancel = false;
 	vqf_guard_tx_init(&r->gtx);
 	return r;
 }
@@ -68,6 +69,7 @@ static int pop_into(struct fsq *q, struct fsreq *r)
 	r->seq = q->seq++;
 	r->op = 0;
 	r->injected = false;
+	r->dax_cancel = false;
 	vqf_guard_tx_init(&r->gtx);
 	pthread_mutex_lock(&d->lock);
 	d->outstanding++;

@@ -88,6 +88,10 @@ void fsdev_finish(struct fsreq *r, u32 len)
 
 	/* The reply is in the chain: the backend is done with its ids. */
 	vqf_guard_done(d->guard, &r->gtx);
+	if (r->dax_cancel) {
+		r->dax_cancel = false;
+		d->cfg.dax_ops->cancel(d->cfg.dax_ctx, false);
+	}
 
 	/* After a reset began, the rings belong to the driver again.  Read
 	 * under d->lock, where stop_all() sets it (helgrind sees the order;
@@ -139,7 +143,9 @@ static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 		vqf_dev_conn_init(&d->conn);
 		d->conn.max_write = d->conn.max_read = d->cfg.max_write;
 		pthread_rwlock_unlock(&d->conn_lock);
-		/* The session's mappings die with it, as the files do. */
+		/* The session's mappings die with it, as the files do
+		 * (waits for the far side cancelled: fsdev_serve()).
+		 */
 		fsdev_dax_reset(d);
 		return;
 	}
@@ -242,6 +248,16 @@ void fsdev_serve(struct vqf_fsdev *d, struct fsreq *r)
 	u32 flen;
 	int ret;
 
+	/* A DESTROY ends the session and its window: a map still waiting
+	 * for the front-end (which may never answer) fails now, rather
+	 * than hold the guard's wait for the session's requests and the
+	 * window's teardown, until the DESTROY is done (fsdev_finish()).
+	 */
+	if (r->dreq.in.opcode == FUSE_DESTROY && d->cfg.dax_ops &&
+	    d->cfg.dax_ops->cancel) {
+		d->cfg.dax_ops->cancel(d->cfg.dax_ctx, true);
+		r->dax_cancel = true;
+	}
 	/* The guard first: nothing below (DAX window, faults, backend)
 	 * sees a name, node id or handle it refuses.  It may rewrite the
 	 * request (LOOKUP "..").

@@ -105,6 +105,15 @@ struct vqf_fsdev_dax_ops {
 	int (*map)(void *ctx, int fd, u64 foffset, u64 moffset, u64 len,
 		   bool writable);
 	int (*unmap)(void *ctx, u64 moffset, u64 len, bool wait);
+	/*
+	 * @cancel (optional, with @map): with @on, makes every @map or
+	 * @unmap that waits for the far side return at once (an error)
+	 * and refuses waiting ones until a call with !@on.  The device
+	 * raises it around the window's teardown at a guest's DESTROY,
+	 * which must not wait behind a map the front-end never answers
+	 * (the map holds the DAX lock the teardown takes).  Never blocks.
+	 */
+	void (*cancel)(void *ctx, bool on);
 };
 
 enum vqf_fsdev_ev {

@@ -1124,6 +1124,13 @@ static int vh_node_fd(void *ctx, u64 nodeid, bool write)
 	return vh->cfg.dax_ops->node_fd(vh->cfg.dax_ctx, nodeid, write);
 }
 
+static void vh_cancel(void *ctx, bool on)
+{
+	struct vqf_vhost *vh = ctx;
+
+	vqf_vshm_cancel(&vh->shm, on);
+}
+
 static int vh_map(void *ctx, int fd, u64 foff, u64 moff, u64 len,
 		  bool writable)
 {
@@ -1198,6 +1205,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 			vh->dops.node_fd = vh_node_fd;
 		vh->dops.map = vh_map;
 		vh->dops.unmap = vh_unmap;
+		vh->dops.cancel = vh_cancel;
 		dc.dax_window = vh->cfg.dax_window;
 		dc.dax_ops = &vh->dops;
 		dc.dax_ctx = vh;

@@ -48,7 +48,8 @@
  * refused: a front-end's acks about its own address space are believed).
  *
  * A stop never waits for the front-end: vqf_vshm_cancel() (the device
- * stop, a new channel) ends every wait at once with -ECANCELED and
+ * stop, a new channel, the window's teardown at a guest's DESTROY) ends
+ * every wait at once with -ECANCELED and
  * refuses new waiting requests while it is raised; requests that do not
  * wait still go out (the reset's unmappings), but a socket too full to
  * take them breaks the channel instead of blocking (-ECANCELED too,

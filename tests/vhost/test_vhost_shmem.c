@@ -317,6 +317,7 @@ static void fe_side_init(struct fe *f)
 struct prestate {
 	unsigned int shmem_timeout_ms;
 	bool table;
+	unsigned int threads;	/* vqf_vhost_cfg.threads */
 };
 
 static int setup_any(void **state, bool hub)
@@ -366,8 +367,10 @@ static int setup_any(void **state, bool hub)
 table_done:
 	fe_side_init(f);
 	host_file(f);
-	if (ps)
+	if (ps) {
 		vc.shmem_timeout_ms = ps->shmem_timeout_ms;
+		vc.threads = ps->threads;
+	}
 	fe_serve_start(f, &vc);
 	*state = f;
 	return 0;
@@ -1414,9 +1417,12 @@ static void test_hangup_unanswered(void **state)
 }
 
 /*
- * A DESTROY behind the unanswered map (it waits for the window the map
- * holds), then a stop: the stop ends the map's wait, DESTROY finishes,
- * the stop answers.
+ * A guest's DESTROY while its map waits for an ack that never comes, with
+ * a minute of timeout and a worker pool (the map holds one worker, the
+ * DESTROY gets another): the window's teardown at DESTROY cancels the
+ * wait, so both requests complete with no stop and no ack (bounded at
+ * 50 s, far beyond any machine); the map fails, its span is unmapped
+ * after it, and the channel stays whole.
  */
 static void test_destroy_unanswered(void **state)
 {
@@ -1425,27 +1431,53 @@ static void test_destroy_unanswered(void **state)
 	struct fuse_in_header ih = {
 		.len = sizeof(ih), .opcode = FUSE_DESTROY,
 	};
+	struct fuse_out_header oh;
 	struct vqf_vhost_stats st;
 	struct vqf_vring_gseg rd, wr;
+	bool got_map = false, got_destroy = false;
+	void *cookie;
+	u32 len;
+	u64 map_out;
 	long long t0;
+	int i;
 
 	map_unanswered(f);
+	/* setup_nowait() put the map's 64-byte reply room last */
+	map_out = RAM_GPA + f->bump - 64;
 	ih.unique = ++f->unique;
 	rd.addr = galloc(f, sizeof(ih));
 	rd.len = sizeof(ih);
 	wr.addr = galloc(f, 64);
 	wr.len = 64;
 	memcpy(hva(f, rd.addr), &ih, sizeof(ih));
-	assert_int_equal(vqf_vring_drv_add(f->vq[1], &rd, 1, &wr, 1, f), 0);
+	assert_int_equal(vqf_vring_drv_add(f->vq[1], &rd, 1, &wr, 1, &ih), 0);
 	assert_int_equal(vqf_eventfd_signal(f->kick[1]), 0);
 	t0 = mono_ms();
-	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
-	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
-			 sizeof(vs));
+	for (i = 0; i < 5000 && !(got_map && got_destroy); i++) {
+		while (vqf_vring_drv_get_buf(f->vq[1], &cookie, &len) == 1) {
+			if (cookie == f)
+				got_map = true;
+			else if (cookie == &ih)
+				got_destroy = true;
+		}
+		vqf_eventfd_wait(f->call[1], 10);
+	}
+	assert_true(got_map);
+	assert_true(got_destroy);
 	assert_true(mono_ms() - t0 < 50000);
+	memcpy(&oh, hva(f, map_out), sizeof(oh));
+	assert_true(oh.error < 0);
+	memcpy(&oh, hva(f, wr.addr), sizeof(oh));
+	assert_int_equal(oh.unique, ih.unique);
+	assert_int_equal(oh.error, 0);
 	stats(f, &st);
 	assert_int_equal(st.shm.cancelled, 1);
 	assert_int_equal(st.shm.breaks, 0);
+	assert_int_equal(st.stops, 0);
+	/* and the device still stops as usual */
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
 }
 
 /* Waits (bounded) until the connection ended on a broken channel. */
@@ -1865,6 +1897,9 @@ int main(int argc, char **argv)
 	static struct prestate long_timeout = {
 		.shmem_timeout_ms = 60000, .table = false,
 	};
+	static struct prestate long_timeout_pool = {
+		.shmem_timeout_ms = 60000, .table = false, .threads = 2,
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_roundtrip, setup,
@@ -1905,7 +1940,7 @@ int main(int argc, char **argv)
 			&long_timeout),
 		cmocka_unit_test_prestate_setup_teardown(
 			test_destroy_unanswered, setup, teardown,
-			&long_timeout),
+			&long_timeout_pool),
 		cmocka_unit_test_setup_teardown(test_dup_served, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unsolicited_served, setup,
