@@ -414,7 +414,7 @@ static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0,
 		if (log_level >= VQF_VU_LOG_INFO) {
 			fprintf(log_out, "%s: guest %u:\n", vqf_cli_prog, i);
 			print_stats(g[i].vh, 1 + o->queues);
-			vqf_vu_shm_print(&o->shm, g[i].vh);
+			vqf_vu_shm_print(&o->shm, g[i].vh, log_out);
 		}
 		vqf_vhost_free(g[i].vh);
 	}
@@ -614,7 +614,7 @@ int vqf_cli_vhost_user(int argc, char **argv)
 	rc = (!ret || ret == -EINTR) ? 0 : VQF_CLI_EXIT_FAIL;
 	if (log_level >= VQF_VU_LOG_INFO) {
 		print_stats(vh, 1 + o.queues);
-		vqf_vu_shm_print(&o.shm, vh);
+		vqf_vu_shm_print(&o.shm, vh, log_out);
 		vqf_vu_shm_print_hub(&o.shm, log_out);
 	}
 	goto out;

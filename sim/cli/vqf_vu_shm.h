@@ -85,11 +85,14 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 void vqf_vu_shm_guest(struct vqf_vu_shm *s, unsigned int i,
 		      struct vqf_vhost_cfg *vc);
 
-/* The hub's counters line on stderr (nothing without a hub). */
+/* The hub's counters line on @f (nothing without a hub). */
 void vqf_vu_shm_print_hub(const struct vqf_vu_shm *s, FILE *f);
 
-/* The `dax:` and `shmem:` counter lines on stderr (nothing if unused). */
-void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh);
+/* The `dax:` and `shmem:` counter lines on @f (nothing if unused): the
+ * daemon's log, so that --syslog carries them too.
+ */
+void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
+		      FILE *f);
 
 /* After vqf_vhost_free(), before the backend goes. */
 void vqf_vu_shm_free(struct vqf_vu_shm *s);

@@ -194,7 +194,8 @@ void vqf_vu_shm_print_hub(const struct vqf_vu_shm *s, FILE *f)
 						    __ATOMIC_RELAXED));
 }
 
-void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh)
+void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
+		      FILE *f)
 {
 	struct vqf_vhost_stats st;
 	const struct vqf_fsdev_stats *d = &st.dev;
@@ -202,7 +203,7 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh)
 	if (!s->dax_window && !s->version_table)
 		return;
 	vqf_vhost_get_stats(vh, &st);
-	fprintf(stderr, "%s: shmem: %llu starts served, %llu not (features "
+	fprintf(f, "%s: shmem: %llu starts served, %llu not (features "
 		"or channel missing), %llu channels, %llu maps, %llu unmaps, "
 		"%llu map refused, %llu unmap refused, %llu without channel, "
 		"%llu breaks (%llu timeouts), table maps %llu; acks "
@@ -230,7 +231,7 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh)
 		(unsigned long long)st.shm.chan_unconnected);
 	if (!s->dax_window)
 		return;
-	fprintf(stderr, "%s: dax: %llu setups (%llu by nodeid, %llu "
+	fprintf(f, "%s: dax: %llu setups (%llu by nodeid, %llu "
 		"replaced), %llu remove batches (%llu mappings), %llu "
 		"refused, %llu bad fh, %llu map errors, %llu resets\n",
 		vqf_cli_prog, (unsigned long long)d->dax_setups,
