@@ -282,6 +282,8 @@ session()
 		flag "$sess: the daemon refused vhost-user messages"
 	[ "$(grep -c ' 0 refused, 0 queue breaks' "$S/daemon.log")" = 2 ] ||
 		flag "$sess: the daemon refused requests or saw a ring broken"
+	vqf_daemon_confined "$S/daemon.log" namespace ||
+		flag "$sess: the daemon's confinement (above)"
 }
 
 session never never none

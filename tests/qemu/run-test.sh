@@ -301,6 +301,11 @@ if [ "${VQF_DAEMON:-virtiofsd}" = libvirt ]; then
 		flag "vqfuse-virtiofsd refused vhost-user messages"
 	grep -q ' 0 refused, 0 queue breaks' "$W/virtiofsd.log" ||
 		flag "vqfuse-virtiofsd refused requests or saw a ring broken"
+	# libvirt's <sandbox mode='chroot'/>, entered
+	vqf_daemon_confined "$W/virtiofsd.log" chroot ||
+		flag "vqfuse-virtiofsd's confinement (above)"
+	[ "${VQF_VIRTIOFSD_RC:-0}" = 0 ] ||
+		flag "vqfuse-virtiofsd exited with $VQF_VIRTIOFSD_RC"
 fi
 if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 	echo "host: vqfuse-sim vhost-user log:"
@@ -311,6 +316,11 @@ if [ "${VQF_DAEMON:-virtiofsd}" = sim ]; then
 		flag "vqfuse-sim refused vhost-user messages"
 	grep -q ' 0 refused, 0 queue breaks' "$W/virtiofsd.log" ||
 		flag "vqfuse-sim refused requests or saw a ring broken"
+	# its default confinement as root: namespaces, seccomp kill
+	vqf_daemon_confined "$W/virtiofsd.log" namespace ||
+		flag "vqfuse-sim's confinement (above)"
+	[ "${VQF_VIRTIOFSD_RC:-0}" = 0 ] ||
+		flag "vqfuse-sim exited with $VQF_VIRTIOFSD_RC"
 	# with a window: the guests mapped and unmapped through it
 	if [ $mode = vqfuse-dax ]; then
 		grep -qE 'dax: [1-9][0-9]* setups' "$W/virtiofsd.log" ||
