@@ -837,6 +837,7 @@ int vqf_guard_request(struct vqf_guard *g, struct vqf_dev_req *req,
 		goto out;
 	for (i = 0; i < nh; i++) {
 		h[i]->busy++;
+		tx->fh_dir[tx->nfh] = h[i]->dir;
 		tx->fh[tx->nfh] = h[i]->fh;
 		tx->fh_node[tx->nfh++] = h[i]->node;
 	}
@@ -858,11 +859,11 @@ void vqf_guard_done(struct vqf_guard *g, struct vqf_guard_tx *tx)
 			pthread_cond_broadcast(&g->idle);
 		while (tx->nfh) {
 			tx->nfh--;
+			/* The kind it pinned: a node whose type changed may
+			 * hold the same value as a file's and a directory's.
+			 */
 			h = h_find(g, tx->fh[tx->nfh], tx->fh_node[tx->nfh],
-				   false);
-			if (!h || !h->busy)
-				h = h_find(g, tx->fh[tx->nfh],
-					   tx->fh_node[tx->nfh], true);
+				   tx->fh_dir[tx->nfh]);
 			if (h && h->busy && !--h->busy) {
 				h_put(g, h);
 				if (g->waiters)

@@ -147,6 +147,7 @@ struct vqf_guard_tx {
 	u64 gen;			/* the table's generation when checked */
 	u64 node[VQF_GUARD_PINS];	/* node ids pinned */
 	u64 fh[2], fh_node[2];		/* handles pinned */
+	bool fh_dir[2];			/* ...of which kind */
 	u8 nnode, nfh;
 	bool checked;			/* vqf_guard_request() let it through */
 	bool root_entry;		/* GETATTR reply -> the root's entry */
