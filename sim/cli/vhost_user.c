@@ -195,7 +195,6 @@ static void print_guard(const struct vqf_guard_stats *g)
 		u64 n;
 	} c[] = {
 		{ "name_dot", g->name_dot },
-		{ "name_bad", g->name_bad },
 		{ "readonly", g->readonly },
 		{ "node_unknown", g->node_unknown },
 		{ "handle_unknown", g->handle_unknown },

@@ -430,57 +430,37 @@ void vqf_guard_get_stats(struct vqf_guard *g, struct vqf_guard_stats *out)
 
 /* ---- requests --------------------------------------------------------- */
 
-enum { NAME_COMPONENT, NAME_DOTDOT_OK, NAME_DATA };
-
 static bool is_dot(const char *s, u32 len)
 {
 	return (len == 1 && s[0] == '.') ||
 	       (len == 2 && s[0] == '.' && s[1] == '.');
 }
 
-/* A name in lib/'s private copy: @len bytes, then its NUL. */
-static int check_name(const char *s, u32 len, int kind)
+/*
+ * Whether @req names "." or ".." as a path component.  lib/'s parser
+ * already refused empty names, names with '/' and names without their
+ * NUL (vqf_dev_parse(), VQF_DEV_R_NAME_*); LOOKUP ".." passes, for
+ * check_nodes() to answer.
+ */
+static bool names_dot(const struct vqf_dev_req *req)
 {
-	if (!s || !len || s[len] || memchr(s, 0, len))
-		return -VQF_GUARD_E_NAME_BAD;
-	if (kind == NAME_DATA)
-		return 0;
-	if (memchr(s, '/', len))
-		return -VQF_GUARD_E_NAME_BAD;
-	if (is_dot(s, len) && !(kind == NAME_DOTDOT_OK && len == 2))
-		return -VQF_GUARD_E_NAME_DOT;
-	return 0;
-}
-
-static int check_names(const struct vqf_dev_req *req)
-{
-	int ret;
-
 	switch (req->in.opcode) {
 	case FUSE_LOOKUP:
-		return check_name(req->name, req->name_len, NAME_DOTDOT_OK);
+		return req->name_len == 1 && req->name[0] == '.';
 	case FUSE_MKNOD:
 	case FUSE_MKDIR:
 	case FUSE_UNLINK:
 	case FUSE_RMDIR:
 	case FUSE_LINK:
 	case FUSE_CREATE:
-		return check_name(req->name, req->name_len, NAME_COMPONENT);
-	case FUSE_SYMLINK:
-		ret = check_name(req->name, req->name_len, NAME_COMPONENT);
-		return ret ? ret : check_name(req->name2, req->name2_len,
-					      NAME_DATA);
+	case FUSE_SYMLINK:	/* the target is data, not a component */
+		return is_dot(req->name, req->name_len);
 	case FUSE_RENAME:
 	case FUSE_RENAME2:
-		ret = check_name(req->name, req->name_len, NAME_COMPONENT);
-		return ret ? ret : check_name(req->name2, req->name2_len,
-					      NAME_COMPONENT);
-	case FUSE_SETXATTR:
-	case FUSE_GETXATTR:
-	case FUSE_REMOVEXATTR:
-		return check_name(req->name, req->name_len, NAME_DATA);
+		return is_dot(req->name, req->name_len) ||
+		       is_dot(req->name2, req->name2_len);
 	}
-	return 0;
+	return false;
 }
 
 static bool is_change(const struct vqf_dev_req *req)
@@ -790,12 +770,9 @@ int vqf_guard_request(struct vqf_guard *g, struct vqf_dev_req *req,
 	}
 	pthread_mutex_lock(&g->lock);
 	g->st.checked++;
-	ret = check_names(req);
-	if (ret) {
-		if (ret == -VQF_GUARD_E_NAME_DOT)
-			g->st.name_dot++;
-		else
-			g->st.name_bad++;
+	if (names_dot(req)) {
+		g->st.name_dot++;
+		ret = -VQF_GUARD_E_NAME_DOT;
 		goto out;
 	}
 	if (g->readonly && is_change(req)) {

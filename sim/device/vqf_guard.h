@@ -25,11 +25,9 @@
  * (struct vqf_guard_stats), when:
  *
  *   errno     counter           cause
- *   EPERM     name_dot          "." or ".." as a name (but LOOKUP "..")
- *   EINVAL    name_bad          a name empty, holding '/', or without its
- *                               NUL (xattr names and symlink targets:
- *                               empty or without NUL); lib/'s parser
- *                               refuses these first, the guard again
+ *   EPERM     name_dot          "." or ".." as a path component (but
+ *                               LOOKUP ".."); lib/'s parser has refused
+ *                               names empty, with '/' or without NUL
  *   EROFS     readonly          a change on a read-only device: SETATTR,
  *                               MKNOD, MKDIR, UNLINK, RMDIR, SYMLINK,
  *                               RENAME, RENAME2, LINK, CREATE, WRITE,
@@ -108,7 +106,6 @@ struct vqf_guard_stats {
 	u64 checked;		/* requests checked */
 	/* Refused (see the table above): */
 	u64 name_dot;
-	u64 name_bad;
 	u64 readonly;
 	u64 node_unknown;
 	u64 handle_unknown;
@@ -231,7 +228,6 @@ void vqf_guard_get_stats(struct vqf_guard *g, struct vqf_guard_stats *out);
 
 /* The errno a counter's refusal carries, by counter name (tests, docs). */
 #define VQF_GUARD_E_NAME_DOT		EPERM
-#define VQF_GUARD_E_NAME_BAD		EINVAL
 #define VQF_GUARD_E_READONLY		EROFS
 #define VQF_GUARD_E_NODE_UNKNOWN	ESTALE
 #define VQF_GUARD_E_HANDLE_UNKNOWN	EBADF
