@@ -24,32 +24,40 @@ struct vqf_ptll {
 /*
  * What the example does not do and a guest's server must: never block on
  * a FIFO, never open anything but a regular file, never follow a symlink
- * the guest made.  @fd was opened with O_NONBLOCK added: it must be a
- * regular file, and loses O_NONBLOCK again unless the guest asked for it.
- * Returns @fd or a negative errno (@fd closed).
+ * the guest made.  @fd is open()'s result with O_NONBLOCK added: it
+ * becomes the guest's handle in @fi if it is a regular file, and loses
+ * O_NONBLOCK again unless the guest asked for it.  Returns 0 or an errno
+ * (@fd closed).
  */
-static int ptll_regular(int fd, int flags)
+static int ptll_take(struct lo_data *lo, int fd, struct fuse_file_info *fi)
 {
 	struct stat st;
 	int fl, err;
 
+	if (fd == -1)
+		return errno;
 	if (fstat(fd, &st)) {
 		err = errno;
 		close(fd);
-		return -err;
+		return err;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return -EPERM;
+		return EPERM;
 	}
 	fl = fcntl(fd, F_GETFL);
-	if (!(flags & O_NONBLOCK) &&
+	if (!(fi->flags & O_NONBLOCK) &&
 	    (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))) {
 		err = errno;
 		close(fd);
-		return -err;
+		return err;
 	}
-	return fd;
+	fi->fh = fd;
+	if (lo->cache == CACHE_NEVER)
+		fi->direct_io = 1;
+	else if (lo->cache == CACHE_ALWAYS)
+		fi->keep_cache = 1;
+	return 0;
 }
 
 /* OPEN: only a regular file, looked at through its O_PATH descriptor. */
@@ -59,7 +67,7 @@ static void ptll_open(fuse_req_t req, fuse_ino_t ino,
 	struct lo_data *lo = lo_data(req);
 	struct stat st;
 	char buf[64];
-	int fd;
+	int fd, err;
 
 	if (fstatat(lo_fd(req, ino), "", &st,
 		    AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
@@ -74,16 +82,9 @@ static void ptll_open(fuse_req_t req, fuse_ino_t ino,
 		fi->flags &= ~O_APPEND;
 	sprintf(buf, "/proc/self/fd/%i", lo_fd(req, ino));
 	fd = open(buf, (fi->flags & ~(O_NOFOLLOW | O_CREAT)) | O_NONBLOCK);
-	if (fd == -1)
-		return (void)fuse_reply_err(req, errno);
-	fd = ptll_regular(fd, fi->flags);
-	if (fd < 0)
-		return (void)fuse_reply_err(req, -fd);
-	fi->fh = fd;
-	if (lo->cache == CACHE_NEVER)
-		fi->direct_io = 1;
-	else if (lo->cache == CACHE_ALWAYS)
-		fi->keep_cache = 1;
+	err = ptll_take(lo, fd, fi);
+	if (err)
+		return (void)fuse_reply_err(req, err);
 	fuse_reply_open(req, fi);
 }
 
@@ -113,19 +114,12 @@ static void ptll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 						    ELOOP : EPERM);
 		fd = openat(dfd, name, fl);
 	}
-	if (fd == -1)
-		return (void)fuse_reply_err(req, errno);
-	fd = ptll_regular(fd, fi->flags);
-	if (fd < 0)
-		return (void)fuse_reply_err(req, -fd);
-	fi->fh = fd;
-	if (lo->cache == CACHE_NEVER)
-		fi->direct_io = 1;
-	else if (lo->cache == CACHE_ALWAYS)
-		fi->keep_cache = 1;
+	err = ptll_take(lo, fd, fi);
+	if (err)
+		return (void)fuse_reply_err(req, err);
 	err = lo_do_lookup(req, parent, name, &e);
 	if (err) {
-		close(fd);
+		close(fi->fh);
 		fuse_reply_err(req, err);
 	} else {
 		fuse_reply_create(req, &e, fi);
