@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,11 +32,9 @@ int vqf_vshm_init(struct vqf_vshm *s)
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->timeout_ms = VQF_VHOST_SHMEM_TIMEOUT_MS;
-	s->out = calloc(VQF_VSHM_MAX_OUT, sizeof(*s->out));
 	s->broken_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!s->out || s->broken_fd < 0 || s->cancel_fd < 0) {
-		free(s->out);
+	s->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	if (s->broken_fd < 0 || s->cancel_fd < 0) {
 		if (s->broken_fd >= 0)
 			close(s->broken_fd);
 		if (s->cancel_fd >= 0)
@@ -54,8 +51,6 @@ void vqf_vshm_fini(struct vqf_vshm *s)
 	vqf_vshm_close(s);
 	close(s->broken_fd);
 	close(s->cancel_fd);
-	free(s->out);
-	s->out = NULL;
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->stlock);
 }
@@ -83,28 +78,24 @@ void vqf_vshm_close(struct vqf_vshm *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The semaphore eventfd is the depth: each raise adds one, each lowering
+ * takes one away (none left: an unmatched lowering, ignored).
+ */
 void vqf_vshm_cancel(struct vqf_vshm *s, bool on)
 {
 	u64 v = 1;
 
-	pthread_mutex_lock(&s->stlock);
-	if (on) {
-		if (!s->cancels++)
-			(void)!write(s->cancel_fd, &v, sizeof(v));
-	} else if (s->cancels && !--s->cancels) {
+	if (on)
+		(void)!write(s->cancel_fd, &v, sizeof(v));
+	else
 		(void)!read(s->cancel_fd, &v, sizeof(v));
-	}
-	pthread_mutex_unlock(&s->stlock);
 }
 
 static bool cancelling(struct vqf_vshm *s)
 {
-	bool r;
+	struct pollfd p = { .fd = s->cancel_fd, .events = POLLIN };
 
-	pthread_mutex_lock(&s->stlock);
-	r = s->cancels;
-	pthread_mutex_unlock(&s->stlock);
-	return r;
+	return poll(&p, 1, 0) == 1;
 }
 
 /* What a channel must be: 0 or the refusal's errno. */
@@ -288,17 +279,16 @@ static void count_ack(struct vqf_vshm *s, u32 req, u64 status)
 
 /*
  * Reads the next ack (waiting until @deadline; 0: only if it is all
- * there) and completes the oldest outstanding request with it: 0 and
- * *@status; -EAGAIN; or why the channel broke.
+ * there) and completes the oldest outstanding request with it (callers
+ * call it only with one outstanding): 0 and *@status; -EAGAIN; or why
+ * the channel broke.
  */
 static int read_ack(struct vqf_vshm *s, u64 *status, long long deadline)
 {
-	const struct vqf_vshm_out *o = &s->out[s->out_head];
+	u8 req = s->out[s->out_head];
 	struct vqf_vhost_hdr h;
 	int ret;
 
-	if (!s->out_n)
-		return -EBADE;
 	ret = ack_fill(s, VQF_VHOST_HDR_SIZE, deadline);
 	if (ret)
 		return ret;
@@ -306,7 +296,7 @@ static int read_ack(struct vqf_vshm *s, u64 *status, long long deadline)
 	if ((h.flags & VQF_VHOST_FLAG_VERSION_MASK) != VQF_VHOST_VERSION ||
 	    !(h.flags & VQF_VHOST_FLAG_REPLY) || h.size != sizeof(*status))
 		return -EPROTO;
-	if (h.request != o->req)
+	if (h.request != req)
 		return -EBADMSG;
 	ret = ack_fill(s, VQF_VSHM_ACK_SIZE, deadline);
 	if (ret)
@@ -315,7 +305,7 @@ static int read_ack(struct vqf_vshm *s, u64 *status, long long deadline)
 	s->ack_len = 0;
 	s->out_head = (s->out_head + 1) % VQF_VSHM_MAX_OUT;
 	s->out_n--;
-	count_ack(s, o->req, *status);
+	count_ack(s, req, *status);
 	return 0;
 }
 
@@ -442,16 +432,9 @@ static int send_req(struct vqf_vshm *s, u32 req,
 	return 0;
 }
 
-static void push(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m)
+static void push(struct vqf_vshm *s, u8 req)
 {
-	struct vqf_vshm_out *o;
-
-	o = &s->out[(s->out_head + s->out_n) % VQF_VSHM_MAX_OUT];
-	o->req = req;
-	o->shmid = m->shmid;
-	o->shm_off = m->shm_offset;
-	o->len = m->len;
-	s->out_n++;
+	s->out[(s->out_head + s->out_n++) % VQF_VSHM_MAX_OUT] = req;
 }
 
 /*
@@ -471,7 +454,7 @@ static int undo_map(struct vqf_vshm *s, const struct vqf_vhost_mmap *m,
 
 	if (ret)
 		return ret;
-	push(s, VQF_VHOST_BACKEND_SHMEM_UNMAP, &u);
+	push(s, VQF_VHOST_BACKEND_SHMEM_UNMAP);
 	ST_INC(s, undo_unmaps);
 	return 0;
 }
@@ -505,7 +488,7 @@ static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
 		ret = send_req(s, req, m, fd, deadline);
 	if (ret)
 		goto broken;
-	push(s, req, m);
+	push(s, req);
 	if (!wait) {
 		/* Acks owed are read as they come, so that a front-end
 		 * answering a long reset never blocks on a full socket.

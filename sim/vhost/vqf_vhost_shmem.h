@@ -16,8 +16,7 @@
  *
  * struct vqf_vshm is that channel.  vhost-user gives a back-end request
  * no id, so acks are matched by order: every request sent is queued as
- * outstanding (its code, shmid, offset and length), and each ack answers
- * the oldest one.  An ack is taken only when its header says version 1,
+ * outstanding (its code), and each ack answers the oldest one.  An ack is taken only when its header says version 1,
  * REPLY and size 8, and its request code is the oldest outstanding
  * request's; it is never credited to another request.  A request that
  * must be known done (a guest's SETUPMAPPING) waits for its own ack, up
@@ -122,13 +121,6 @@ struct vqf_vshm_stats {
 	u64 chan_unconnected;	/* -ENOTCONN: listening or not connected */
 };
 
-/* One request sent and not yet acked. */
-struct vqf_vshm_out {
-	u32 req;		/* VQF_VHOST_BACKEND_SHMEM_MAP or _UNMAP */
-	u8 shmid;
-	u64 shm_off, len;
-};
-
 #define VQF_VSHM_MAX_OUT	1024	/* outstanding before one must be acked */
 #define VQF_VSHM_ACK_SIZE	20	/* VQF_VHOST_HDR_SIZE + u64 status */
 
@@ -137,15 +129,18 @@ struct vqf_vshm {
 	int fd;			/* -1: none */
 	bool broken;
 	bool hup;		/* vqf_vshm_poll() saw EOF: watch no more */
-	struct vqf_vshm_out *out;	/* ring of VQF_VSHM_MAX_OUT */
+	/* The outstanding requests' codes, oldest at out_head. */
+	u8 out[VQF_VSHM_MAX_OUT];
 	unsigned int out_head, out_n;
 	u8 ack[VQF_VSHM_ACK_SIZE];	/* the ack being read... */
 	unsigned int ack_len;		/* ...and its bytes so far */
 	int broken_fd;		/* eventfd: readable once the channel broke */
-	int cancel_fd;		/* eventfd: readable while waits are cancelled */
-	unsigned int cancels;	/* (stlock) vqf_vshm_cancel() depth */
+	/* eventfd (EFD_SEMAPHORE): counts the cancels raised, so it is
+	 * readable while waits are cancelled
+	 */
+	int cancel_fd;
 	unsigned int timeout_ms;	/* VQF_VHOST_SHMEM_TIMEOUT_MS */
-	pthread_mutex_t stlock;	/* st, cancels: never waits on the channel */
+	pthread_mutex_t stlock;	/* st: never waits on the channel */
 	struct vqf_vshm_stats st;
 };
 

@@ -1317,6 +1317,14 @@ static void test_cancel(void **state)
 	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
 	assert_int_equal(m.shm_offset, 4 * PG);
 	assert_false(readable(c.fe, 0));
+	/* Cancels nest (a DESTROY's inside a stop): lowering one of two
+	 * still refuses waits; a lowering too many is ignored.
+	 */
+	vqf_vshm_cancel(&c.s, true);
+	vqf_vshm_cancel(&c.s, false);
+	assert_int_equal(vqf_vshm_map(&c.s, VQF_VHOST_SHMID_CACHE, c.file, 0,
+				      0, PG, false, true), -ECANCELED);
+	vqf_vshm_cancel(&c.s, false);
 	vqf_vshm_cancel(&c.s, false);
 	/* The front-end answers all three, late. */
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
@@ -1327,7 +1335,7 @@ static void test_cancel(void **state)
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
 	assert_int_equal(map_join(&c), 0);
 	st = chan_stats(&c);
-	assert_int_equal(st.cancelled, 2);
+	assert_int_equal(st.cancelled, 3);
 	assert_int_equal(st.undo_unmaps, 1);
 	assert_int_equal(st.maps, 2);
 	assert_int_equal(st.unmaps, 2);
