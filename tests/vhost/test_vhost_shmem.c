@@ -1056,7 +1056,10 @@ static int map_join(struct chan *c)
 	return c->ret;
 }
 
-/* The channel broke: the connection would end, later requests fail. */
+/*
+ * The channel broke: the connection would end, later requests fail, and
+ * the break was counted once, whatever comes after.
+ */
 static void assert_broken(struct chan *c)
 {
 	assert_true(readable(c->s.broken_fd, 0));
@@ -1065,8 +1068,10 @@ static void assert_broken(struct chan *c)
 				      0, 0, PG, false, true), -ENOTCONN);
 	assert_int_equal(vqf_vshm_unmap(&c->s, VQF_VHOST_SHMID_CACHE, 0, PG,
 					false), -ENOTCONN);
+	assert_true(vqf_vshm_poll(&c->s));
 	/* Nothing more went out. */
 	assert_false(readable(c->fe, 0));
+	assert_int_equal(chan_stats(c).breaks, 1);
 }
 
 /*
@@ -1178,6 +1183,7 @@ static void test_ack_malformed(void **state)
 		{ ACK_FLAGS, 4 },			/* a short status */
 		{ ACK_FLAGS, 16 },			/* a long one */
 		{ ACK_FLAGS, 0 },
+		{ ACK_FLAGS, 0xffffffff },		/* a huge one */
 		{ VQF_VHOST_VERSION, 8 },		/* no REPLY */
 		{ 2 | VQF_VHOST_FLAG_REPLY, 8 },	/* version 2 */
 	};
@@ -1225,6 +1231,155 @@ static void test_ack_split(void **state)
 	assert_int_equal(map_join(&c), -EREMOTEIO);
 	assert_int_equal(chan_stats(&c).map_refused, 1);
 	assert_true(vqf_vshm_ready(&c.s));
+	chan_close(&c);
+}
+
+/*
+ * The same split with nobody waiting: an unmap not waited for, its ack
+ * read by the serving thread's vqf_vshm_poll() as it comes - 7 bytes
+ * (part of the header), 16 (the header and part of the status), all of
+ * it.  Nothing is lost or taken twice between the reads.
+ */
+static void test_ack_split_idle(void **state)
+{
+	static const size_t cut[] = { 7, 16, VQF_VSHM_ACK_SIZE };
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+	size_t sent = 0;
+	unsigned int i;
+
+	(void)state;
+	chan_open(&c, 0);
+	assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 0, PG,
+					false), 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_UNMAP, ACK_FLAGS, 8, 5);
+	for (i = 0; i < ARRAY_SIZE(cut); i++) {
+		assert_int_equal(send(c.fe, buf + sent, cut[i] - sent,
+				      MSG_NOSIGNAL), (ssize_t)(cut[i] - sent));
+		sent = cut[i];
+		assert_true(vqf_vshm_poll(&c.s));
+		st = chan_stats(&c);
+		assert_int_equal(st.unmap_refused, i + 1 == ARRAY_SIZE(cut));
+		assert_int_equal(st.breaks, 0);
+	}
+	assert_true(vqf_vshm_ready(&c.s));
+	chan_close(&c);
+}
+
+/*
+ * An ack with descriptors attached (SCM_RIGHTS on the channel): the ack
+ * is taken, the descriptors are closed, not kept - the write end of a
+ * pipe sent along reads as gone at once, and chan_close() finds no
+ * descriptor more than before.
+ */
+static void test_ack_with_fds(void **state)
+{
+	union {
+		char b[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr a;
+	} cb;
+	struct vqf_vhost_mmap m;
+	struct chan c;
+	struct cmsghdr *cm;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb.b,
+			     .msg_controllen = sizeof(cb.b) };
+	struct pollfd p;
+	int pp[2], fds[2];
+
+	(void)state;
+	chan_open(&c, 0);
+	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+	fds[0] = pp[1];
+	fds[1] = c.file;
+	memset(&cb, 0, sizeof(cb));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 0);
+	assert_int_equal(sendmsg(c.fe, &mh, MSG_NOSIGNAL), sizeof(buf));
+	close(pp[1]);
+	assert_int_equal(map_join(&c), 0);
+	p.fd = pp[0];
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_true(p.revents & POLLHUP);
+	close(pp[0]);
+	assert_int_equal(chan_stats(&c).maps, 1);
+	assert_true(vqf_vshm_ready(&c.s));
+	chan_close(&c);
+}
+
+/*
+ * The front-end closes its end in the middle of an ack: the waiting map
+ * fails with -EPIPE, counted as a break and nothing else.
+ */
+static void test_ack_eof(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+
+	(void)state;
+	chan_open(&c, 0);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 0);
+	assert_int_equal(send(c.fe, buf, 12, MSG_NOSIGNAL), 12);
+	shutdown(c.fe, SHUT_WR);
+	assert_int_equal(map_join(&c), -EPIPE);
+	st = chan_stats(&c);
+	assert_int_equal(st.maps + st.map_refused, 0);
+	assert_int_equal(st.timeouts + st.acks_malformed + st.acks_mismatched +
+			 st.acks_unsolicited + st.cancelled, 0);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/*
+ * Acks while a stop lasts: the late acks of the cancelled map and of
+ * its undo unmap are read while idle and counted, the channel stays
+ * whole; then one ack too many, still during the stop, breaks it
+ * (-EBADE, once).
+ */
+static void test_ack_while_cancelled(void **state)
+{
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 3600000);
+	map_start(&c, 0);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	vqf_vshm_cancel(&c.s, true);
+	assert_int_equal(map_join(&c), -ECANCELED);
+	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_UNMAP, 0, 1);
+	assert_true(vqf_vshm_poll(&c.s));
+	st = chan_stats(&c);
+	assert_int_equal(st.maps, 1);
+	assert_int_equal(st.unmaps, 1);
+	assert_int_equal(st.cancelled, 1);
+	assert_true(vqf_vshm_ready(&c.s));
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_UNMAP, 0, 1);
+	assert_true(vqf_vshm_poll(&c.s));
+	st = chan_stats(&c);
+	assert_int_equal(st.acks_unsolicited, 1);
+	assert_int_equal(st.unmaps, 1);
+	assert_broken(&c);
+	vqf_vshm_cancel(&c.s, false);
 	chan_close(&c);
 }
 
@@ -1926,6 +2081,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ack_misnumbered),
 		cmocka_unit_test(test_ack_malformed),
 		cmocka_unit_test(test_ack_split),
+		cmocka_unit_test(test_ack_split_idle),
+		cmocka_unit_test(test_ack_with_fds),
+		cmocka_unit_test(test_ack_eof),
+		cmocka_unit_test(test_ack_while_cancelled),
 		cmocka_unit_test(test_channel_kinds),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test_prestate_setup_teardown(test_stop_unanswered,
