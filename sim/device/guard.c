@@ -392,6 +392,8 @@ void vqf_guard_reset(struct vqf_guard *g)
 static void session_reset(struct vqf_guard *g)
 {
 	pthread_mutex_lock(&g->lock);
+	if (g->pinned && !g->stopping)
+		g->st.session_waits++;
 	g->waiters++;
 	while (g->pinned && !g->stopping)
 		pthread_cond_wait(&g->idle, &g->lock);

@@ -125,6 +125,7 @@ struct vqf_guard_stats {
 	u64 forget_clamped;	/* cut to the count */
 	u64 forget_waits;	/* waited for requests in flight */
 	u64 release_waits;	/* RELEASE*s that waited likewise */
+	u64 session_waits;	/* INIT/DESTROYs that waited for requests */
 	/* Replies: */
 	u64 entries;		/* lookups counted */
 	u64 opens;		/* handles recorded */

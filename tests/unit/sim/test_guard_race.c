@@ -8,10 +8,11 @@
  * for every checked request; a stop or a reset ends the waits.  Each
  * waiting call runs on a thread of its own.  What is asserted about time
  * is only ever "still blocked" after a short sleep (true on any machine
- * speed) and "finished" within a generous watchdog (60 s): never that
- * something happened within a time.  Where the guard counts a wait
- * (forget_waits, release_waits), the test first sees the counter move, so
- * the thread is known to be inside the wait, not merely not started.
+ * speed), after the guard's counter of that wait (forget_waits,
+ * release_waits, session_waits) moved, so the thread is known to be
+ * inside the wait, not merely not started; and "finished" within a
+ * watchdog (60 s) that only turns a hang into a failure: never that
+ * something happened within a time.
  *
  * Last, a fixed-seed randomized test (VQF_SEED overrides) runs LOOKUP and
  * OPEN/OPENDIR replies, FORGETs, BATCH_FORGETs, RELEASEs and requests on a
@@ -429,6 +430,24 @@ static u32 forget_nowait(struct vqf_guard *g, u64 node, u64 nlookup)
 	return ret;
 }
 
+/* Joins request @a, ends it (vqf_guard_done()), frees it: its result. */
+static int request_end(struct async *a)
+{
+	int ret;
+
+	async_join(a);
+	ret = a->ret;
+	vqf_guard_done(a->g, &a->tx);
+	async_free(a);
+	return ret;
+}
+
+/* A request that must return without waiting: its result, ended. */
+static int request_nowait(struct vqf_guard *g, const struct vqf_dev_req *r)
+{
+	return request_end(start_request(g, r));
+}
+
 /* Counter at @off of the stats reaches @want (the watchdog bounds it). */
 static void wait_stat(struct vqf_guard *g, size_t off, u64 want)
 {
@@ -683,21 +702,14 @@ static void both_kinds_unpin_their_own(void **state)
 	/* The GETATTR still uses the file's handle: its RELEASE waits. */
 	req_release(&rl, 2, 0, false);
 	a = start_request(g, &rl);
-	assert_true(still_blocked(a));
 	WAIT_STAT(g, release_waits, 1);
+	assert_true(still_blocked(a));
 	vqf_guard_done(g, &tg);
-	async_join(a);
-	assert_int_equal(a->ret, 0);
-	vqf_guard_done(g, &a->tx);
-	async_free(a);
+	assert_int_equal(request_end(a), 0);
 
 	/* Nothing uses the directory's: its RELEASEDIR does not wait. */
 	req_release(&rl, 2, 0, true);
-	a = start_request(g, &rl);
-	async_join(a);
-	assert_int_equal(a->ret, 0);
-	vqf_guard_done(g, &a->tx);
-	async_free(a);
+	assert_int_equal(request_nowait(g, &rl), 0);
 	assert_int_equal(stats(g).release_waits, 1);
 	assert_int_equal(stats(g).handles, 0);
 }
@@ -722,15 +734,13 @@ static void session_waits_op(struct vqf_guard *g, u32 op)
 
 	req_session(&rs, op);
 	a = start_request(g, &rs);
+	WAIT_STAT(g, session_waits, 1);
 	assert_true(still_blocked(a));
 	vqf_guard_done(g, &tg);
 	assert_true(still_blocked(a));
 	assert_int_equal(stats(g).resets, 0);
 	vqf_guard_done(g, &tl);
-	async_join(a);
-	assert_int_equal(a->ret, 0);
-	vqf_guard_done(g, &a->tx);	/* nothing to do, harmless */
-	async_free(a);
+	assert_int_equal(request_end(a), 0);
 
 	st = stats(g);
 	assert_int_equal(st.resets, 1);
@@ -741,11 +751,10 @@ static void session_waits_op(struct vqf_guard *g, u32 op)
 	assert_int_equal(getattr_errno(g, FUSE_ROOT_ID), 0);
 
 	/* Nothing in flight: no wait.  (Run bounded all the same.) */
-	a = start_request(g, &rs);
-	async_join(a);
-	assert_int_equal(a->ret, 0);
-	async_free(a);
-	assert_int_equal(stats(g).resets, 2);
+	assert_int_equal(request_nowait(g, &rs), 0);
+	st = stats(g);
+	assert_int_equal(st.resets, 2);
+	assert_int_equal(st.session_waits, 1);
 }
 
 static void init_waits(void **state)
@@ -781,6 +790,7 @@ static void init_and_release_race(void **state)
 	WAIT_STAT(g, release_waits, 1);
 	req_session(&rs, FUSE_INIT);
 	ini = start_request(g, &rs);
+	WAIT_STAT(g, session_waits, 1);
 	assert_true(still_blocked(ini));
 	assert_true(still_blocked(rel));
 
@@ -832,6 +842,7 @@ static void stop_ends_waits(void **state)
 	WAIT_STAT(g, forget_waits, 1);
 	req_session(&rs, FUSE_INIT);
 	ini = start_request(g, &rs);
+	WAIT_STAT(g, session_waits, 1);
 	assert_true(still_blocked(rel));
 	assert_true(still_blocked(fgt));
 	assert_true(still_blocked(ini));
@@ -865,10 +876,7 @@ static void stop_ends_waits(void **state)
 	req_read(&rr2, 2, 9, false);
 	in_flight(g, &rr2, &tr2);
 	req_release(&rl, 2, 9, false);
-	rel = start_request(g, &rl);
-	async_join(rel);
-	assert_int_equal(rel->ret, -ESHUTDOWN);
-	async_free(rel);
+	assert_int_equal(request_nowait(g, &rl), -ESHUTDOWN);
 	assert_int_equal(forget_nowait(g, 2, 1), 0);
 	assert_int_equal(stats(g).stop_dropped, 4);
 	/* The READ ends: its pins go, and with them what they kept. */
@@ -887,10 +895,7 @@ static void stop_ends_waits(void **state)
 	WAIT_STAT(g, release_waits, 3);
 	assert_true(still_blocked(rel));
 	vqf_guard_done(g, &tr2);
-	async_join(rel);
-	assert_int_equal(rel->ret, 0);
-	vqf_guard_done(g, &rel->tx);
-	async_free(rel);
+	assert_int_equal(request_end(rel), 0);
 	st = stats(g);
 	assert_int_equal(st.stop_dropped, 4);
 	assert_int_equal(st.handles, 0);
@@ -964,6 +969,101 @@ static void reset_ends_waits(void **state)
 	assert_int_equal(stats(g).nodes, 0);
 }
 
+/* ---- (6) hostile values: a backend's READDIRPLUS, a guest's forgets --- */
+
+/* Appends a direntplus record to @buf at *@off; @namelen may lie. */
+static void dirplus_add(u8 *buf, size_t *off, u64 node, u32 mode,
+			const char *name, u32 namelen)
+{
+	struct fuse_direntplus dp;
+
+	memset(&dp, 0, sizeof(dp));
+	dp.entry_out.nodeid = node;
+	dp.entry_out.attr.mode = mode;
+	dp.dirent.ino = node;
+	dp.dirent.namelen = namelen;
+	memcpy(buf + *off, &dp, sizeof(dp));
+	memcpy(buf + *off + FUSE_NAME_OFFSET_DIRENTPLUS, name, strlen(name));
+	*off += FUSE_DIRENTPLUS_SIZE(&dp);
+}
+
+static void hostile_values(void **state)
+{
+	struct vqf_guard *g = *state;
+	u8 buf[sizeof(struct fuse_out_header) + 2048];
+	struct fuse_out_header oh = { 0 };
+	const u64 ids[2] = { 10, 12 }, counts[2] = { 1, 1 };
+	size_t off = sizeof(oh);
+	struct vqf_dev_req r;
+	struct vqf_guard_tx t;
+	struct flat_forget f;
+	struct vqf_guard_stats st;
+	struct iovec iov;
+	const void *own;
+	u32 ownlen, flen;
+
+	open_fh(g, FUSE_ROOT_ID, true, 1);
+	/* Counted: "x"; a name with '/' (its id, not its place); skipped:
+	 * ".", "..", a negative entry; then a name running past the reply
+	 * ends the walk, so "y" after it is never read.
+	 */
+	dirplus_add(buf, &off, 10, S_IFDIR | 0755, "x", 1);
+	dirplus_add(buf, &off, 11, S_IFDIR | 0755, ".", 1);
+	dirplus_add(buf, &off, 11, S_IFDIR | 0755, "..", 2);
+	dirplus_add(buf, &off, 0, S_IFREG | 0644, "neg", 3);
+	dirplus_add(buf, &off, 12, S_IFDIR | 0755, "a/b", 3);
+	dirplus_add(buf, &off, 13, S_IFREG | 0644, "z", 200);
+	off = off - FUSE_DIRENTPLUS_SIZE(&(struct fuse_direntplus){
+		.dirent.namelen = 200 }) + FUSE_NAME_OFFSET_DIRENTPLUS + 1;
+	dirplus_add(buf, &off, 14, S_IFREG | 0644, "y", 1);
+	req_read(&r, FUSE_ROOT_ID, 1, true);
+	r.in.opcode = FUSE_READDIRPLUS;
+	in_flight(g, &r, &t);
+	oh.len = (u32)off;
+	oh.unique = r.in.unique;
+	memcpy(buf, &oh, sizeof(oh));
+	iov.iov_base = buf;
+	iov.iov_len = off;
+	assert_int_equal(vqf_guard_reply(g, &t, &r, &iov, 1, off, &own,
+					 &ownlen), 0);
+	vqf_guard_done(g, &t);
+	st = stats(g);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.nodes, 2);
+	assert_int_equal(getattr_errno(g, 10), 0);
+	assert_int_equal(getattr_errno(g, 12), 0);
+	assert_int_equal(getattr_errno(g, 11), -ESTALE);
+	assert_int_equal(getattr_errno(g, 13), -ESTALE);
+	assert_int_equal(getattr_errno(g, 14), -ESTALE);
+	/* "a/b" got no place: LOOKUP ".." in it is not answered. */
+	req_lookup(&r, 12, "..");
+	assert_int_equal(roundtrip(g, &r), -ENOENT);
+
+	/* Forgets of id 0, of the root (no entry of it handed out), with
+	 * count 0, and past a huge count: dropped or cut, never passed on.
+	 */
+	assert_int_equal(forget_nowait(g, 0, 1), 0);
+	assert_int_equal(forget_nowait(g, FUSE_ROOT_ID, 1), 0);
+	assert_int_equal(forget_nowait(g, 10, 0), 0);
+	assert_int_equal(stats(g).forget_unknown, 3);
+	flen = flat_forget(&f, 10, ~0ULL);
+	assert_int_equal(vqf_guard_forget(g, &f, flen), flen);
+	assert_int_equal(f.one.nlookup, 1);
+	assert_int_equal(stats(g).forget_clamped, 1);
+	/* A BATCH_FORGET whose count is past its buffer: the buffer's. */
+	lookup(g, FUSE_ROOT_ID, "x", 10, S_IFDIR | 0755);
+	flen = flat_batch(&f, ids, counts, 2);
+	f.batch.bf.count = 1000;
+	flen -= sizeof(f.batch.e[0]);
+	assert_int_equal(vqf_guard_forget(g, &f, flen), flen);
+	assert_int_equal(f.batch.bf.count, 1);
+	assert_int_equal(f.batch.e[0].nodeid, 10);
+	st = stats(g);
+	assert_int_equal(st.forgets, 2);
+	assert_int_equal(st.nodes, 1);	/* 12, never forgotten */
+	assert_int_equal(getattr_errno(g, 12), 0);
+}
+
 /* ---- (5) a FORGET not to 0, a RELEASE not the last, do not wait ------ */
 
 static void partial_does_not_wait(void **state)
@@ -972,7 +1072,6 @@ static void partial_does_not_wait(void **state)
 	struct vqf_dev_req rg, rr, rl;
 	struct vqf_guard_tx tg, tr;
 	struct vqf_guard_stats st;
-	struct async *a;
 
 	lookup(g, FUSE_ROOT_ID, "a", 2, S_IFREG | 0644);
 	lookup(g, FUSE_ROOT_ID, "a", 2, S_IFREG | 0644);
@@ -993,11 +1092,7 @@ static void partial_does_not_wait(void **state)
 	req_read(&rr, 2, 0, false);
 	in_flight(g, &rr, &tr);
 	req_release(&rl, 2, 0, false);
-	a = start_request(g, &rl);
-	async_join(a);
-	assert_int_equal(a->ret, 0);
-	vqf_guard_done(g, &a->tx);
-	async_free(a);
+	assert_int_equal(request_nowait(g, &rl), 0);
 	assert_int_equal(read_errno(g, 2, 0, false), 0);
 	/* A FORGET of a node nothing is in flight on, to 0: no wait. */
 	lookup(g, FUSE_ROOT_ID, "b", 3, S_IFREG | 0644);
@@ -1400,6 +1495,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stop_ends_waits, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(reset_ends_waits, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(hostile_values, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(partial_does_not_wait, setup,
 						teardown),
