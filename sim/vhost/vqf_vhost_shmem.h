@@ -24,8 +24,13 @@
  * unmappings of a reset, which the front-end's own stop sequence
  * triggers while it may not serve the channel) stays outstanding, and
  * its ack is read by the next request, or by vqf_vshm_poll() when the
- * serving thread sees the channel readable while idle.  The channel is
- * FIFO, so a map sent after an unmap takes effect after it.
+ * serving thread sees the channel readable while idle.  Both are needed:
+ * only the check right before a send sees bytes that came after the
+ * idle look, and only the idle reads drain a reset's acks when no
+ * request follows - a front-end writing them blocks once some 278 lie
+ * unread (20-byte writes, an AF_UNIX stream socket's default buffer),
+ * and QEMU writes them from its main loop.  The channel is FIFO, so a map sent after an
+ * unmap takes effect after it.
  *
  * The channel breaks, and stays broken until the connection ends, on:
  * EOF or a socket error (-EPIPE), no ack in time (-ETIMEDOUT), an ack
