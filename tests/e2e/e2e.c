@@ -328,6 +328,26 @@ static int raw_call(struct e2e *e, struct vqf_gdrv_call *cl)
 	return vqf_gdrv_call(e->g, cl, 10000);
 }
 
+int raw_names(struct e2e *e, uint32_t opcode, uint64_t nodeid,
+	      const void *arg, uint32_t argsize, const char *n1,
+	      const char *n2, void *out, uint32_t outsize)
+{
+	struct vqf_gdrv_call cl;
+
+	raw_init(&cl, opcode, nodeid);
+	/* READDIR's data comes back shorter than its buffer. */
+	cl.req.out_argvar = opcode == FUSE_READDIR;
+	if (argsize)
+		vqf_req_add_in(&cl.req, arg, argsize);
+	if (n1)
+		vqf_req_add_in(&cl.req, n1, (uint32_t)strlen(n1) + 1);
+	if (n2)
+		vqf_req_add_in(&cl.req, n2, (uint32_t)strlen(n2) + 1);
+	if (outsize)
+		vqf_req_add_out(&cl.req, out, outsize);
+	return raw_call(e, &cl);
+}
+
 int raw_lookup_bytes(struct e2e *e, uint64_t parent, const void *name,
 		     uint32_t len, struct fuse_entry_out *out)
 {

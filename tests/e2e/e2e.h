@@ -84,6 +84,10 @@ uint64_t e2e_refused(const struct vqf_pt_stats *s);
 
 /* ---- raw requests (a malicious guest) ---------------------------------- */
 
+/* Any request: a fixed argument, up to two names, one out argument. */
+int raw_names(struct e2e *e, uint32_t opcode, uint64_t nodeid,
+	      const void *arg, uint32_t argsize, const char *n1,
+	      const char *n2, void *out, uint32_t outsize);
 int raw_lookup(struct e2e *e, uint64_t parent, const char *name,
 	       struct fuse_entry_out *out);
 /* LOOKUP with the name bytes given as is (@len includes any NUL). */

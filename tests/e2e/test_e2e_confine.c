@@ -83,31 +83,6 @@ static uint64_t d_dev_refused(struct e2e *e, const struct snap *a)
 	return e2e_stats(e).dev.refused - a->s.dev.refused;
 }
 
-/* A request with up to two names, built by hand. */
-static int raw_names(struct e2e *e, uint32_t opcode, uint64_t nodeid,
-		     const void *arg, uint32_t argsize, const char *n1,
-		     const char *n2, void *out, uint32_t outsize)
-{
-	struct vqf_gdrv_call cl;
-
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, opcode, nodeid, 0);
-	/* One fixed out arg: no entryver, so no argvar. */
-	cl.req.out_argvar = false;
-	cl.req.in_h.uid = getuid();
-	cl.req.in_h.gid = getgid();
-	cl.req.in_h.pid = getpid();
-	if (argsize)
-		vqf_req_add_in(&cl.req, arg, argsize);
-	if (n1)
-		vqf_req_add_in(&cl.req, n1, (uint32_t)strlen(n1) + 1);
-	if (n2)
-		vqf_req_add_in(&cl.req, n2, (uint32_t)strlen(n2) + 1);
-	if (outsize)
-		vqf_req_add_out(&cl.req, out, outsize);
-	return vqf_gdrv_call(e->g, &cl, 10000);
-}
-
 static int raw_symlink(struct e2e *e, uint64_t parent, const char *name,
 		       const char *target)
 {

@@ -27,6 +27,8 @@
 #include "e2e.h"
 
 #define FORGED	0x4141414141414141ULL
+/* e2e.h's raw_names(): the calls below are many. */
+#define raw	raw_names
 
 static struct e2e *machine(int fs, const struct vqf_sim_cfg *tmpl)
 {
@@ -48,31 +50,6 @@ static struct vqf_guard_stats gst(struct e2e *e)
 static uint64_t be_requests(struct e2e *e)
 {
 	return e2e_stats(e).be.requests;
-}
-
-/* A request with a fixed argument, up to two names and one out arg. */
-static int raw(struct e2e *e, uint32_t opcode, uint64_t nodeid,
-	       const void *arg, uint32_t argsize, const char *n1,
-	       const char *n2, void *out, uint32_t outsize)
-{
-	struct vqf_gdrv_call cl;
-
-	memset(&cl, 0, sizeof(cl));
-	vqf_req_init(&cl.req, opcode, nodeid, 0);
-	/* One fixed out arg, but READDIR's data comes back short. */
-	cl.req.out_argvar = opcode == FUSE_READDIR;
-	cl.req.in_h.uid = getuid();
-	cl.req.in_h.gid = getgid();
-	cl.req.in_h.pid = getpid();
-	if (argsize)
-		vqf_req_add_in(&cl.req, arg, argsize);
-	if (n1)
-		vqf_req_add_in(&cl.req, n1, (uint32_t)strlen(n1) + 1);
-	if (n2)
-		vqf_req_add_in(&cl.req, n2, (uint32_t)strlen(n2) + 1);
-	if (outsize)
-		vqf_req_add_out(&cl.req, out, outsize);
-	return vqf_gdrv_call(e->g, &cl, 10000);
 }
 
 static int raw_opendir(struct e2e *e, uint64_t nodeid, uint64_t *fh)
