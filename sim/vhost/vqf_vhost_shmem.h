@@ -14,23 +14,23 @@
  * NEED_REPLY and the front-end answers each, in order, with a u64 status
  * (0: done).
  *
- * struct vqf_vshm is that channel.  vhost-user gives a back-end request
- * no id, so acks are matched by order: every request sent is queued as
- * outstanding (its code), and each ack answers the oldest one.  An ack is taken only when its header says version 1,
- * REPLY and size 8, and its request code is the oldest outstanding
- * request's; it is never credited to another request.  A request that
- * must be known done (a guest's SETUPMAPPING) waits for its own ack, up
- * to VQF_VHOST_SHMEM_TIMEOUT_MS; one that must not block its sender (the
- * unmappings of a reset, which the front-end's own stop sequence
- * triggers while it may not serve the channel) stays outstanding, and
- * its ack is read by the next request, or by vqf_vshm_poll() when the
- * serving thread sees the channel readable while idle.  Both are needed:
- * only the check right before a send sees bytes that came after the
- * idle look, and only the idle reads drain a reset's acks when no
- * request follows - a front-end writing them blocks once some 278 lie
- * unread (20-byte writes, an AF_UNIX stream socket's default buffer),
- * and QEMU writes them from its main loop.  The channel is FIFO, so a map sent after an
- * unmap takes effect after it.
+ * struct vqf_vshm is that channel.  vhost-user gives a back-end request no
+ * id, so acks are matched by order: every request sent is queued as
+ * outstanding (its code), and each ack answers the oldest one.  An ack is
+ * taken only when its header says version 1, REPLY and size 8, and its
+ * request code is the oldest outstanding request's; it is never credited
+ * to another request.  A request that must be known done (a guest's
+ * SETUPMAPPING) waits for its own ack, up to VQF_VHOST_SHMEM_TIMEOUT_MS;
+ * one that must not block its sender (the unmappings of a reset, which the
+ * front-end's own stop sequence triggers while it may not serve the
+ * channel) stays outstanding, and its ack is read by the next request, or
+ * by vqf_vshm_poll() when the serving thread sees the channel readable
+ * while idle.  Both are needed: only the check right before a send sees
+ * bytes that came after the idle look, and only the idle reads drain a
+ * reset's acks when no request follows - a front-end writing them blocks
+ * once some 278 lie unread (20-byte writes, an AF_UNIX stream socket's
+ * default buffer), and QEMU writes them from its main loop.  The channel
+ * is FIFO, so a map sent after an unmap takes effect after it.
  *
  * The channel breaks, and stays broken until the connection ends, on:
  * EOF or a socket error (-EPIPE), no ack in time (-ETIMEDOUT), an ack
