@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "vqf_guard.h"
 #include "vqf_backend.h"
+#include "vqf_dirent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -432,12 +433,6 @@ void vqf_guard_get_stats(struct vqf_guard *g, struct vqf_guard_stats *out)
 
 /* ---- requests --------------------------------------------------------- */
 
-static bool is_dot(const char *s, u32 len)
-{
-	return (len == 1 && s[0] == '.') ||
-	       (len == 2 && s[0] == '.' && s[1] == '.');
-}
-
 /*
  * Whether @req names "." or ".." as a path component.  lib/'s parser
  * already refused empty names, names with '/' and names without their
@@ -456,11 +451,11 @@ static bool names_dot(const struct vqf_dev_req *req)
 	case FUSE_LINK:
 	case FUSE_CREATE:
 	case FUSE_SYMLINK:	/* the target is data, not a component */
-		return is_dot(req->name, req->name_len);
+		return vqf_dirent_is_dot(req->name, req->name_len);
 	case FUSE_RENAME:
 	case FUSE_RENAME2:
-		return is_dot(req->name, req->name_len) ||
-		       is_dot(req->name2, req->name2_len);
+		return vqf_dirent_is_dot(req->name, req->name_len) ||
+		       vqf_dirent_is_dot(req->name2, req->name2_len);
 	}
 	return false;
 }
@@ -697,7 +692,8 @@ static int check_nodes(struct vqf_guard *g, struct vqf_dev_req *req,
 		g->st.opendir_notdir++;
 		return -VQF_GUARD_E_OPENDIR_NOTDIR;
 	}
-	if (op == FUSE_LOOKUP && req->name_len == 2 && is_dot(req->name, 2)) {
+	if (op == FUSE_LOOKUP && req->name_len == 2 &&
+	    vqf_dirent_is_dot(req->name, 2)) {
 		ret = dotdot(g, node[0], req, tx);
 		if (ret)
 			return ret;
@@ -941,7 +937,11 @@ u32 vqf_guard_forget(struct vqf_guard *g, void *flat, u32 len)
 
 /* ---- replies ---------------------------------------------------------- */
 
-/* Counts a lookup of entry @e, named @name (@len bytes) in @parent. */
+/*
+ * Counts a lookup of entry @e, named @name (@len bytes) in @parent; @len 0
+ * names nothing.  A request's name passed lib/'s parser (not empty, no
+ * '/' nor NUL, within the cap); a READDIRPLUS name passed lib/'s walker.
+ */
 static void rec_entry(struct vqf_guard *g, const struct fuse_entry_out *e,
 		      u64 parent, const char *name, u32 len)
 {
@@ -959,34 +959,29 @@ static void rec_entry(struct vqf_guard *g, const struct fuse_entry_out *e,
 	if (n == &g->root)
 		return;
 	n->mode = e->attr.mode & S_IFMT;
-	if (!S_ISDIR(n->mode) || !name || !len || len > VQF_DEV_NAME_MAX_CAP ||
-	    memchr(name, '/', len) || memchr(name, 0, len) ||
-	    is_dot(name, len))
+	if (!S_ISDIR(n->mode) || !len || vqf_dirent_is_dot(name, len))
 		name_unset(g, n);
 	else
 		name_set(g, n, parent, name, len);
 }
 
+/*
+ * The walk stops where lib/'s walker finds a record cut short or a bad
+ * name length, where Linux stops reading too.  A name with '/' or NUL
+ * still counts its lookup (the id was handed out), with no place.
+ */
 static void rec_dirplus(struct vqf_guard *g, u64 dir, const u8 *buf,
 			size_t len)
 {
-	struct fuse_direntplus dp;
-	size_t off = 0, rec;
+	struct vqf_dirent e;
+	u32 pos = 0;
+	int ret;
 
-	while (len - off >= FUSE_NAME_OFFSET_DIRENTPLUS) {
-		memcpy(&dp, buf + off, sizeof(dp));
-		if (!dp.dirent.namelen ||
-		    dp.dirent.namelen > VQF_DEV_NAME_MAX_CAP)
-			break;		/* where Linux stops reading too */
-		rec = FUSE_DIRENTPLUS_SIZE(&dp);
-		if (rec > len - off)
-			break;
-		if (!is_dot((const char *)buf + off +
-			    FUSE_NAME_OFFSET_DIRENTPLUS, dp.dirent.namelen))
-			rec_entry(g, &dp.entry_out, dir, (const char *)buf +
-				  off + FUSE_NAME_OFFSET_DIRENTPLUS,
-				  dp.dirent.namelen);
-		off += rec;
+	while ((ret = vqf_dirent_next(buf, (u32)len, true, &pos, &e)) > 0 ||
+	       ret == -EBADE || ret == -EILSEQ) {
+		if (!vqf_dirent_is_dot(e.name, e.namelen))
+			rec_entry(g, &e.entry, dir, e.name,
+				  ret > 0 ? e.namelen : 0);
 	}
 }
 

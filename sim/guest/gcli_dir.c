@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
 #include "gcli_int.h"
+#include "vqf_dirent.h"
 
 /*
  * Sends @cl, which creates @name in @parent and is answered with its
@@ -263,70 +264,56 @@ ssize_t vqf_gcli_readlink(struct vqf_gcli *c, const char *path, char *buf,
 
 /*
  * Parses one READDIR(PLUS) reply of @len bytes.  The server is not
- * trusted: every record must fit, name lengths are bounded, offsets must
- * move.  Returns 0 and the last offset, a callback's nonzero value, or
- * -EIO for a malformed reply.
+ * trusted: any record lib/'s walker refuses (cut short, a name empty,
+ * longer than NAME_MAX, holding '/' or NUL) fails the reply.  Returns 0
+ * and the last offset, a callback's nonzero value, or -EIO for a
+ * malformed reply.
  */
 static int parse_dir(struct vqf_gcli *c, u64 dir, struct asamp *ds,
 		     const u8 *buf,
 		     u32 len, bool plus, vqf_gcli_dirent_fn fn, void *ctx,
 		     u64 *last_off)
 {
-	u32 pos = 0;
 	char name[NAME_MAX + 1];
+	struct vqf_dirent e;
+	u32 pos = 0;
+	int ret;
 
-	while (pos < len) {
-		const struct fuse_entry_out *eo = NULL;
-		struct fuse_dirent d;
+	while ((ret = vqf_dirent_next(buf, len, plus, &pos, &e)) > 0) {
 		struct stat st;
-		u32 hdr = plus ? sizeof(struct fuse_entry_out) : 0;
-		u32 rec;
-		int ret;
 
-		if (len - pos < hdr + FUSE_NAME_OFFSET)
+		if (e.namelen > NAME_MAX)
 			return -EIO;
-		if (plus)
-			eo = (const void *)(buf + pos);
-		memcpy(&d, buf + pos + hdr, FUSE_NAME_OFFSET);
-		if (!d.namelen || d.namelen > NAME_MAX)
-			return -EIO;
-		rec = hdr + (u32)FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET +
-						   d.namelen);
-		if (rec > len - pos)
-			return -EIO;
-		memcpy(name, buf + pos + hdr + FUSE_NAME_OFFSET, d.namelen);
-		name[d.namelen] = 0;
-		if (memchr(name, '/', d.namelen) || strlen(name) != d.namelen)
-			return -EIO;
+		memcpy(name, e.name, e.namelen);
+		name[e.namelen] = 0;
 		memset(&st, 0, sizeof(st));
 		if (plus) {
-			struct fuse_entry_out e;
-
-			memcpy(&e, eo, sizeof(e));
-			gcli_attr_to_stat(&e.attr, &st);
+			gcli_attr_to_stat(&e.entry.attr, &st);
 			if (!st.st_ino)
-				st.st_ino = d.ino;
+				st.st_ino = e.ino;
 			if (!st.st_mode)
-				st.st_mode = d.type << 12;
+				st.st_mode = e.type << 12;
 			/* Every entry but . and .. counts a lookup, and
 			 * primes the caches (fuse_direntplus_link).
 			 */
-			if (e.nodeid && strcmp(name, ".") &&
-			    strcmp(name, "..") && !gcli_entry_got(c, &e, false)) {
-				gcli_attr_got(c, e.nodeid, &e.attr, ds);
-				gcli_dentry_set(c, dir, name, e.nodeid, ds);
+			if (e.entry.nodeid &&
+			    !vqf_dirent_is_dot(e.name, e.namelen) &&
+			    !gcli_entry_got(c, &e.entry, false)) {
+				gcli_attr_got(c, e.entry.nodeid, &e.entry.attr,
+					      ds);
+				gcli_dentry_set(c, dir, name, e.entry.nodeid,
+						ds);
 			}
 		} else {
-			st.st_ino = d.ino;
-			st.st_mode = d.type << 12;
+			st.st_ino = e.ino;
+			st.st_mode = e.type << 12;
 		}
-		*last_off = d.off;
-		pos += rec;
+		*last_off = e.off;
 		ret = fn(ctx, name, &st);
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return ret ? -EIO : 0;
 }
 
 int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,

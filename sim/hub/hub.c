@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "hub_int.h"
+#include "vqf_dirent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,54 +222,48 @@ static int rec_names(struct hub_rec *r, const u8 *req, size_t len)
 /*
  * READDIRPLUS hands out a lookup for every entry with a nodeid, except
  * "." and ".." (fuse_direntplus_link() skips them, and so do servers).
- * Under h->lock.
+ * The walk stops where lib/ finds a record cut short or a bad name length,
+ * as Linux does; a name with '/' or NUL still counts its lookup (the id
+ * was handed out) but names nothing.  Under h->lock.
  */
 static void count_direntplus(struct vqf_hub *h, struct hub_rec *r,
 			     const struct iovec *iov, int iovcnt)
 {
-	size_t len = 0, off = 0;
+	char name[VQF_FUSE_NAME_MAX + 1];
+	struct vqf_dirent e;
+	size_t len = 0;
+	u32 pos = 0;
 	u8 *buf;
-	int i;
+	int i, ret;
 
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	if (len <= sizeof(struct fuse_out_header))
 		return;
 	len -= sizeof(struct fuse_out_header);
-	buf = malloc(len + 1);
+	buf = malloc(len);
 	if (!buf)
 		return;
 	vqf_iov_gather(buf, len, iov, iovcnt,
 		       sizeof(struct fuse_out_header));
-	while (off + FUSE_NAME_OFFSET_DIRENTPLUS <= len) {
-		struct fuse_direntplus d;
-		size_t rec;
-		char *name;
+	while ((ret = vqf_dirent_next(buf, (u32)len, true, &pos, &e)) > 0 ||
+	       ret == -EBADE || ret == -EILSEQ) {
 		struct hub_node *n;
 
-		memcpy(&d, buf + off, sizeof(d));
-		if (!d.dirent.namelen || d.dirent.namelen > 1024 ||
-		    off + FUSE_NAME_OFFSET_DIRENTPLUS + d.dirent.namelen > len)
-			break;
-		rec = FUSE_DIRENTPLUS_SIZE(&d);
-		name = (char *)buf + off + FUSE_NAME_OFFSET_DIRENTPLUS;
-		if (d.entry_out.nodeid &&
-		    !(name[0] == '.' && (d.dirent.namelen == 1 ||
-		      (d.dirent.namelen == 2 && name[1] == '.')))) {
-			char save = name[d.dirent.namelen];
-
-			n = hub_node_get(h, d.entry_out.nodeid);
-			if (n) {
-				n->total++;
-				n->per_port[r->port->idx]++;
-				h->st.entries++;
-				hub_ino_set(h, n, d.entry_out.attr.ino);
-				name[d.dirent.namelen] = 0;
-				hub_name_set(h, n, r->nodeid, name);
-				name[d.dirent.namelen] = save;
-			}
+		if (!e.entry.nodeid || vqf_dirent_is_dot(e.name, e.namelen))
+			continue;
+		n = hub_node_get(h, e.entry.nodeid);
+		if (!n)
+			continue;
+		n->total++;
+		n->per_port[r->port->idx]++;
+		h->st.entries++;
+		hub_ino_set(h, n, e.entry.attr.ino);
+		if (ret > 0) {
+			memcpy(name, e.name, e.namelen);
+			name[e.namelen] = 0;
+			hub_name_set(h, n, r->nodeid, name);
 		}
-		off += rec;
 	}
 	free(buf);
 }
