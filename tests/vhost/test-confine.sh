@@ -19,35 +19,22 @@ if [ "$(id -u)" != 0 ] || ! command -v python3 >/dev/null; then
 	echo "SKIP: needs root and python3"
 	exit 0
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/vqf-confine.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
+# shellcheck source=tests/vhost/vu-cli-lib.sh
+. "$(dirname "$0")/vu-cli-lib.sh"
+vu_tmp vqf-confine
 chmod 0755 "$T"
 mkdir "$T/shared"
 echo data >"$T/shared/f"
 SH=$(realpath "$T/shared")
 S=$T/vfs.sock
-fails=0
 # chown, dac_override, fowner, fsetid, setgid, setuid, mknod, setfcap
 CAPS=00000000880000db
 
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
-
-# start ARGS...: the daemon on $S in the background ($pid); waits for
-# its listening line; $cpid is the process that serves
+# start ARGS...: the daemon on $S in the background ($pid), once it has
+# said it listens; $cpid is the process that serves
 start() {
-	rm -f "$T/log"
-	${AS:-} "$SIM" vhost-user --socket "$S" --shared "$SH" "$@" \
-		2>"$T/log" &
-	pid=$!
-	i=0
-	while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
-		grep -q "listening on" "$T/log" 2>/dev/null && break
-		sleep 0.1
-		i=$((i + 1))
-	done
+	vu_start listening ${AS:-} "$SIM" vhost-user --socket "$S" \
+		--shared "$SH" "$@"
 	cpid=$pid
 	# the serving process is the innermost descendant
 	while c=$(pgrep -P "$cpid" | head -n 1) && [ -n "$c" ]; do
@@ -55,37 +42,9 @@ start() {
 	done
 }
 
-# finish DESC: exit 0 within 30 s, socket gone
-finish() {
-	i=0
-	while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -0 $pid 2>/dev/null && { fail "$1: still running"; kill -9 $pid; }
-	wait $pid
-	rc=$?
-	[ $rc = 0 ] || { fail "$1: exit $rc"; sed 's/^/  | /' "$T/log"; }
-	[ ! -e "$S" ] || fail "$1: socket left behind"
-}
-
 # serve DESC: a front-end's first messages, then its hang-up
 serve() {
-	python3 - "$S" <<'PY' || fail "$1: front-end"
-import socket, struct, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.sendall(struct.pack("<III", 1, 1, 0))        # GET_FEATURES
-req, flags, size = struct.unpack("<III", s.recv(12, socket.MSG_WAITALL))
-feat, = struct.unpack("<Q", s.recv(size, socket.MSG_WAITALL))
-assert req == 1 and feat & (1 << 32), (req, feat)
-s.sendall(struct.pack("<III", 17, 1, 0))       # GET_QUEUE_NUM
-req, flags, size = struct.unpack("<III", s.recv(12, socket.MSG_WAITALL))
-n, = struct.unpack("<Q", s.recv(size, socket.MSG_WAITALL))
-assert req == 17 and n == 2, (req, n)
-s.close()
-PY
-	finish "$1"
+	vu_hello "$1" 2
 	grep -q "front-end disconnected" "$T/log" ||
 		fail "$1: disconnect not reported"
 }
@@ -155,8 +114,7 @@ serve "$d"
 
 # SIGTERM to the parent outside reaches the child
 start --queues 1
-kill -TERM $pid
-finish "namespace, SIGTERM"
+vu_stop "namespace, SIGTERM"
 
 # --- chroot ---
 start --queues 1 --sandbox=chroot --seccomp=log
@@ -206,6 +164,4 @@ else
 	echo "SKIP: no setpriv, unprivileged case not run"
 fi
 
-[ $fails = 0 ] && echo "PASS" && exit 0
-echo "$fails failure(s)"
-exit 1
+vu_result
