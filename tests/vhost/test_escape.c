@@ -85,12 +85,12 @@ static const char *const be_name[] = { "vqfuse", "null", "passthrough_ll" };
 
 /* The guard's refusal counters, as the daemon's log names them. */
 enum cause {
-	C_NAME_DOT, C_NAME_BAD, C_NODE_UNKNOWN, C_HANDLE_UNKNOWN,
+	C_NAME_DOT, C_NODE_UNKNOWN, C_HANDLE_UNKNOWN,
 	C_HANDLE_MISMATCH, C_OPEN_SPECIAL, C_OPEN_DIR, C_OPENDIR_NOTDIR,
 	C_DOTDOT_NOTDIR, C_NCAUSE
 };
 static const char *const cause_name[C_NCAUSE] = {
-	"name_dot", "name_bad", "node_unknown", "handle_unknown",
+	"name_dot", "node_unknown", "handle_unknown",
 	"handle_mismatch", "open_special", "open_dir", "opendir_notdir",
 	"dotdot_notdir",
 };
@@ -390,13 +390,8 @@ static int teardown(void **state)
 static int call(struct esc *e, u32 op, u64 node, const void *arg, u32 alen,
 		void *rep, u32 out)
 {
-	long long t0 = mono_ms();
-	struct fuse_out_header oh;
-
-	oh = fuse_call(e->f, Q, op, node, arg, alen, rep, out);
-	/* a hang shows as a reply that took the whole bound */
-	assert_true(mono_ms() - t0 < WAIT_MS);
-	return oh.error;
+	/* a hang fails in fuse_call(), at its bound */
+	return fuse_call(e->f, Q, op, node, arg, alen, rep, out).error;
 }
 
 /* A refusal the guard must count under @c. */
@@ -491,12 +486,10 @@ static int open_(struct esc *e, u64 node, u32 flags, u64 *fh)
 static int read_(struct esc *e, u64 node, u64 fh, char *buf, u32 *got)
 {
 	struct fuse_read_in ri = { .fh = fh, .size = 4096 };
-	long long t0 = mono_ms();
 	struct fuse_out_header oh;
 
 	memset(buf, 0, 4097);
 	oh = fuse_call(e->f, Q, FUSE_READ, node, &ri, sizeof(ri), buf, 4096);
-	assert_true(mono_ms() - t0 < WAIT_MS);
 	*got = oh.len - (u32)sizeof(oh);
 	return oh.error;
 }
