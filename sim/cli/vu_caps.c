@@ -107,6 +107,9 @@ int vqf_vu_caps(const struct vqf_vu_opts *o, struct vqf_vu_conf *c)
 		return -EINVAL;
 	if (capng_apply(CAPNG_SELECT_BOTH))
 		return -EPERM;
+	/* the start line names what the kernel holds now, not the request */
+	if (capng_get_caps_process())
+		return -EPERM;
 	text = capng_print_caps_text(CAPNG_PRINT_BUFFER, CAPNG_EFFECTIVE);
 	snprintf(c->caps, sizeof(c->caps), "%s",
 		 text && *text ? text : "none");
