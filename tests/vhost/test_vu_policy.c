@@ -214,6 +214,15 @@ static void test_refused(void **state)
 		{ "-o", "cache=sometimes" }, { "--cache=sometimes" },
 		{ "--uid-map=:0:0:1" }, { "--uid-map=:0:0:0:" },
 		{ "--uid-map=:0:x:1:" }, { "--gid-map=/0/0/1:" },
+		{ "--uid-map=:0:4294967296:1:" }, { "--uid-map=:-1:0:1:" },
+		{ "--uid-map=:0x10:0:1:" }, { "--uid-map=: 1:0:1:" },
+		{ "--uid-map=:1:0:1::" }, { "--uid-map=:" }, { "--uid-map=" },
+		{ "--translate-uid=map" }, { "--translate-uid=map:1:1:" },
+		{ "--translate-uid=map:1:1:1:5" },
+		{ "--translate-uid=forbid-guest:1" },
+		{ "--modcaps=+" }, { "--modcaps=" }, { "-o", "modcaps=" },
+		{ "--modcaps=+chown::-fsetid" }, { "--modcaps=+chown,-fsetid" },
+		{ "--modcaps=++chown" }, { "--modcaps=+12" },
 		{ "--translate-uid=squash-guest:0:1000:65536" },
 		{ "--translate-gid=map:0:1000:1" }, { "--translate-uid=x:1:1:1" },
 		{ "--modcaps=+bogus" }, { "--modcaps=chown" },
@@ -250,6 +259,22 @@ static void test_refused(void **state)
 	vqf_vu_opts_release(&o);
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--sandbox",
 			       "none", "--uid-map=:0:0:1:", NULL), 2);
+	/* at most VQF_VU_IDMAPS maps: 8 are taken, a 9th is refused */
+	assert_int_equal(VQF_VU_IDMAPS, 8);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
+			       "--uid-map=:0:0:1:", "--uid-map=:1:1:1:",
+			       "--uid-map=:2:2:1:", "--uid-map=:3:3:1:",
+			       "--uid-map=:4:4:1:", "--uid-map=:5:5:1:",
+			       "--uid-map=:6:6:1:", "--uid-map=:7:7:1:",
+			       NULL), 0);
+	assert_int_equal(o.n_uid_map, 8);
+	vqf_vu_opts_release(&o);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
+			       "--uid-map=:0:0:1:", "--uid-map=:1:1:1:",
+			       "--uid-map=:2:2:1:", "--uid-map=:3:3:1:",
+			       "--uid-map=:4:4:1:", "--uid-map=:5:5:1:",
+			       "--uid-map=:6:6:1:", "--uid-map=:7:7:1:",
+			       "--uid-map=:8:8:1:", NULL), 2);
 	assert_int_equal(parse(&o, "--fd", "3", "--shared", "DIR", "--backend",
 			       "passthrough_ll", "--cache=always", NULL), 2);
 	/* --print-capabilities needs nothing else */
