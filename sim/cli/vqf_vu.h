@@ -135,9 +135,11 @@ void vqf_vu_policy_describe(const struct vqf_vu_opts *o,
 			    size_t size);
 
 /*
- * Whether the backend may face a guest that is not trusted (a static
- * table until sim/backend declares it): passthrough_ll casts guest node
- * ids to pointers and follows guest-made links and special files.
+ * Whether backend @fs may face a guest that is not trusted: what its
+ * header declares (VQF_PT_HOSTILE_SAFE, VQF_NULLFS_HOSTILE_SAFE,
+ * VQF_PTLL_HOSTILE_SAFE; docs/guard.md).  Known before the backend
+ * exists (parsing refuses an unsafe one without --trust-guest), then
+ * given to vqf_backend_new() as vqf_backend_config.hostile_safe.
  */
 bool vqf_vu_backend_safe(enum vqf_sim_fs fs);
 

@@ -7,6 +7,9 @@
  * no socket is needed to drive them (test_vu_policy).
  */
 #define _GNU_SOURCE
+#include "vqf_nullfs.h"
+#include "vqf_passthrough.h"
+#include "vqf_passthrough_ll.h"
 #include "vqf_vu.h"
 
 #include <fcntl.h>
@@ -151,4 +154,17 @@ void vqf_vu_policy_describe(const struct vqf_vu_opts *o,
 		 p->posix_locks ? "host" : "guest",
 		 p->flock ? "host" : "guest",
 		 p->allow_direct_io ? "kept" : "dropped");
+}
+
+bool vqf_vu_backend_safe(enum vqf_sim_fs fs)
+{
+	/* what each backend's header declares (docs/guard.md) */
+	switch (fs) {
+	case VQF_SIM_FS_PTLL:
+		return VQF_PTLL_HOSTILE_SAFE;
+	case VQF_SIM_FS_NULL:
+		return VQF_NULLFS_HOSTILE_SAFE;
+	default:
+		return VQF_PT_HOSTILE_SAFE;
+	}
 }

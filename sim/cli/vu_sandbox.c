@@ -24,9 +24,6 @@
  */
 #define _GNU_SOURCE
 #include "vqf_cli.h"
-#include "vqf_nullfs.h"
-#include "vqf_passthrough.h"
-#include "vqf_passthrough_ll.h"
 #include "vqf_vu.h"
 
 #include <errno.h>
@@ -73,19 +70,6 @@
 struct vu_mount_attr {
 	u64 attr_set, attr_clr, propagation, userns_fd;
 };
-
-bool vqf_vu_backend_safe(enum vqf_sim_fs fs)
-{
-	/* what each backend's header declares (docs/guard.md) */
-	switch (fs) {
-	case VQF_SIM_FS_PTLL:
-		return VQF_PTLL_HOSTILE_SAFE;
-	case VQF_SIM_FS_NULL:
-		return VQF_NULLFS_HOSTILE_SAFE;
-	default:
-		return VQF_PT_HOSTILE_SAFE;
-	}
-}
 
 enum vqf_vu_sandbox vqf_vu_sandbox_of(const struct vqf_vu_opts *o)
 {
