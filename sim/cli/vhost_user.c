@@ -194,17 +194,9 @@ static void print_guard(const struct vqf_guard_stats *g)
 		const char *name;
 		u64 n;
 	} c[] = {
-		{ "name_dot", g->name_dot },
-		{ "readonly", g->readonly },
-		{ "node_unknown", g->node_unknown },
-		{ "handle_unknown", g->handle_unknown },
-		{ "handle_mismatch", g->handle_mismatch },
-		{ "open_special", g->open_special },
-		{ "open_dir", g->open_dir },
-		{ "opendir_notdir", g->opendir_notdir },
-		{ "dotdot_notdir", g->dotdot_notdir },
-		{ "dotdot_unknown", g->dotdot_unknown },
-		{ "stop_dropped", g->stop_dropped },
+#define CAUSE(name, err)	{ #name, g->name },
+		VQF_GUARD_REFUSALS(CAUSE)
+#undef CAUSE
 	};
 	unsigned int i, shown = 0;
 	u64 sum = 0;

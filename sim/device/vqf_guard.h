@@ -102,20 +102,44 @@ struct vqf_guard_cfg {
 	bool readonly;		/* EROFS for every change */
 };
 
+#define VQF_GUARD_E_NAME_DOT		EPERM
+#define VQF_GUARD_E_READONLY		EROFS
+#define VQF_GUARD_E_NODE_UNKNOWN	ESTALE
+#define VQF_GUARD_E_HANDLE_UNKNOWN	EBADF
+#define VQF_GUARD_E_HANDLE_MISMATCH	EBADFD
+#define VQF_GUARD_E_OPEN_SPECIAL	ENXIO
+#define VQF_GUARD_E_OPEN_DIR		EISDIR
+#define VQF_GUARD_E_OPENDIR_NOTDIR	ENOTDIR
+#define VQF_GUARD_E_DOTDOT_NOTDIR	ENOTDIR
+#define VQF_GUARD_E_DOTDOT_UNKNOWN	ENOENT
+#define VQF_GUARD_E_STOP		ESHUTDOWN
+
+/*
+ * The refusals, counter and errno, in the order of the table above: one
+ * list, so that the counters, the daemon's log line and the tests that
+ * read it cannot drift apart.
+ */
+#define VQF_GUARD_REFUSALS(X)					\
+	X(name_dot, VQF_GUARD_E_NAME_DOT)			\
+	X(readonly, VQF_GUARD_E_READONLY)			\
+	X(node_unknown, VQF_GUARD_E_NODE_UNKNOWN)		\
+	X(handle_unknown, VQF_GUARD_E_HANDLE_UNKNOWN)		\
+	X(handle_mismatch, VQF_GUARD_E_HANDLE_MISMATCH)		\
+	X(open_special, VQF_GUARD_E_OPEN_SPECIAL)		\
+	X(open_dir, VQF_GUARD_E_OPEN_DIR)			\
+	X(opendir_notdir, VQF_GUARD_E_OPENDIR_NOTDIR)		\
+	X(dotdot_notdir, VQF_GUARD_E_DOTDOT_NOTDIR)		\
+	X(dotdot_unknown, VQF_GUARD_E_DOTDOT_UNKNOWN)		\
+	X(stop_dropped, VQF_GUARD_E_STOP)
+
 struct vqf_guard_stats {
 	u64 checked;		/* requests checked */
-	/* Refused (see the table above): */
-	u64 name_dot;
-	u64 readonly;
-	u64 node_unknown;
-	u64 handle_unknown;
-	u64 handle_mismatch;
-	u64 open_special;
-	u64 open_dir;
-	u64 opendir_notdir;
-	u64 dotdot_notdir;
-	u64 dotdot_unknown;
-	u64 stop_dropped;	/* RELEASEs and FORGETs given up at a stop */
+	/* Refused, one counter per VQF_GUARD_REFUSALS entry; stop_dropped
+	 * also counts FORGETs given up at a stop.
+	 */
+#define VQF_GUARD_STAT(name, err)	u64 name;
+	VQF_GUARD_REFUSALS(VQF_GUARD_STAT)
+#undef VQF_GUARD_STAT
 	/* LOOKUP "..", let through rewritten: */
 	u64 dotdot_parent;
 	u64 dotdot_root;
@@ -228,16 +252,5 @@ void vqf_guard_done(struct vqf_guard *g, struct vqf_guard_tx *tx);
 void vqf_guard_get_stats(struct vqf_guard *g, struct vqf_guard_stats *out);
 
 /* The errno a counter's refusal carries, by counter name (tests, docs). */
-#define VQF_GUARD_E_NAME_DOT		EPERM
-#define VQF_GUARD_E_READONLY		EROFS
-#define VQF_GUARD_E_NODE_UNKNOWN	ESTALE
-#define VQF_GUARD_E_HANDLE_UNKNOWN	EBADF
-#define VQF_GUARD_E_HANDLE_MISMATCH	EBADFD
-#define VQF_GUARD_E_OPEN_SPECIAL	ENXIO
-#define VQF_GUARD_E_OPEN_DIR		EISDIR
-#define VQF_GUARD_E_OPENDIR_NOTDIR	ENOTDIR
-#define VQF_GUARD_E_DOTDOT_NOTDIR	ENOTDIR
-#define VQF_GUARD_E_DOTDOT_UNKNOWN	ENOENT
-#define VQF_GUARD_E_STOP		ESHUTDOWN
 
 #endif /* VQF_GUARD_H */

@@ -83,16 +83,19 @@ struct fe {
 enum be { BE_VQFUSE, BE_NULL, BE_PTLL };
 static const char *const be_name[] = { "vqfuse", "null", "passthrough_ll" };
 
-/* The guard's refusal counters, as the daemon's log names them. */
+/* The guard's refusal counters, as the daemon's log names them: all of
+ * them, so that a refusal the test did not expect is caught too.
+ */
 enum cause {
-	C_NAME_DOT, C_NODE_UNKNOWN, C_HANDLE_UNKNOWN,
-	C_HANDLE_MISMATCH, C_OPEN_SPECIAL, C_OPEN_DIR, C_OPENDIR_NOTDIR,
-	C_DOTDOT_NOTDIR, C_NCAUSE
+#define CAUSE(name, err)	C_##name,
+	VQF_GUARD_REFUSALS(CAUSE)
+#undef CAUSE
+	C_NCAUSE
 };
 static const char *const cause_name[C_NCAUSE] = {
-	"name_dot", "node_unknown", "handle_unknown",
-	"handle_mismatch", "open_special", "open_dir", "opendir_notdir",
-	"dotdot_notdir",
+#define CAUSE(name, err)	#name,
+	VQF_GUARD_REFUSALS(CAUSE)
+#undef CAUSE
 };
 
 static const char *sim_bin;
@@ -449,10 +452,10 @@ static void bad_fh_at(struct esc *e, int err, u64 fh, int line)
 
 	for (i = 0; i < e->nheld; i++)
 		if (e->held[i] == fh) {
-			refused_at(e, err, EBADFD, C_HANDLE_MISMATCH, line);
+			refused_at(e, err, EBADFD, C_handle_mismatch, line);
 			return;
 		}
-	refused_at(e, err, EBADF, C_HANDLE_UNKNOWN, line);
+	refused_at(e, err, EBADF, C_handle_unknown, line);
 }
 
 #define bad_fh(e, err, fh) bad_fh_at(e, err, fh, __LINE__)
@@ -598,7 +601,7 @@ static void climb(struct esc *e)
 		/* null: every name is one regular file */
 		assert_true(S_ISREG(sub.attr.mode));
 		refused(e, lookup(e, sub.nodeid, "..", &eo), ENOTDIR,
-			C_DOTDOT_NOTDIR);
+			C_dotdot_notdir);
 		return;
 	}
 	assert_true(S_ISDIR(sub.attr.mode));
@@ -634,12 +637,12 @@ static void names(struct esc *e)
 	for (i = 0; i < ARRAY_SIZE(slash); i++)
 		unparsed(e, lookup(e, 1, slash[i], &eo));
 	unparsed(e, lookup(e, 1, "", &eo));
-	refused(e, lookup(e, 1, ".", &eo), EPERM, C_NAME_DOT);
+	refused(e, lookup(e, 1, ".", &eo), EPERM, C_name_dot);
 	/* three bytes, no NUL */
 	unparsed(e, call(e, FUSE_LOOKUP, 1, "abc", 3, &eo, sizeof(eo)));
 	strcpy(md.name, "..");
 	refused(e, call(e, FUSE_MKDIR, 1, &md, sizeof(md.mi) + 3, &eo,
-			sizeof(eo)), EPERM, C_NAME_DOT);
+			sizeof(eo)), EPERM, C_name_dot);
 	unparsed(e, create(e, "../escaped", O_CREAT | O_WRONLY, &eo, &fh));
 	assert_int_equal(access("/tmp/escaped", F_OK), -1);
 }
@@ -658,15 +661,15 @@ static void forged_ids(struct esc *e)
 	u64 fh;
 
 	for (i = 0; i < ARRAY_SIZE(ids); i++) {
-		refused(e, getattr(e, ids[i], &ao), ESTALE, C_NODE_UNKNOWN);
+		refused(e, getattr(e, ids[i], &ao), ESTALE, C_node_unknown);
 		refused(e, open_(e, ids[i], O_RDONLY, &fh), ESTALE,
-			C_NODE_UNKNOWN);
+			C_node_unknown);
 		refused(e, read_(e, ids[i], FORGED, buf, &got), ESTALE,
-			C_NODE_UNKNOWN);
+			C_node_unknown);
 		refused(e, lookup(e, ids[i], "f", &eo), ESTALE,
-			C_NODE_UNKNOWN);
+			C_node_unknown);
 		refused(e, lookup(e, ids[i], "..", &eo), ESTALE,
-			C_NODE_UNKNOWN);
+			C_node_unknown);
 		alive(e);
 	}
 }
@@ -745,7 +748,7 @@ static void open_special(struct esc *e, const char *name, mode_t type)
 	assert_int_equal(eo.attr.mode & S_IFMT, type);
 	for (i = 0; i < ARRAY_SIZE(flags); i++)
 		refused(e, open_(e, eo.nodeid, flags[i], &fh), ENXIO,
-			C_OPEN_SPECIAL);
+			C_open_special);
 	bad_fh(e, read_(e, eo.nodeid, FORGED, buf, &got), FORGED);
 	bad_fh(e, read_(e, eo.nodeid, 0, buf, &got), 0);
 }
@@ -810,9 +813,9 @@ static void through_link(struct esc *e)
 	note(e, "outdir/secret", err);
 	assert_int_not_equal(err, 0);
 	refused(e, lookup(e, out.nodeid, "..", &eo), ENOTDIR,
-		C_DOTDOT_NOTDIR);
+		C_dotdot_notdir);
 	refused(e, call(e, FUSE_OPENDIR, out.nodeid, &oi, sizeof(oi), &oo,
-			sizeof(oo)), ENOTDIR, C_OPENDIR_NOTDIR);
+			sizeof(oo)), ENOTDIR, C_opendir_notdir);
 }
 
 /*
