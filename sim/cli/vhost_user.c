@@ -234,7 +234,8 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 	fprintf(log_out, "%s: vhost-user: %llu messages, %llu refused "
 		"(header %llu, unsupported %llu, size %llu, fds %llu+%llu, "
 		"index %llu, value %llu, align %llu, regions %llu, "
-		"ring outside memory %llu), %llu starts (%llu rings added), "
+		"ring outside memory %llu, not negotiated %llu, back-end "
+		"channel %llu), %llu starts (%llu rings added), "
 		"%llu stops (%llu live)\n", vqf_cli_prog,
 		(unsigned long long)s.msgs, (unsigned long long)s.refused,
 		(unsigned long long)s.bad_header,
@@ -250,6 +251,8 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 				     s.region_file + s.region_fd +
 				     s.mmap_failed),
 		(unsigned long long)s.ring_fault,
+		(unsigned long long)s.not_negotiated,
+		(unsigned long long)s.backend_fd_bad,
 		(unsigned long long)s.starts,
 		(unsigned long long)s.ring_adds, (unsigned long long)s.stops,
 		(unsigned long long)s.live_changes);
