@@ -45,7 +45,8 @@ static int modcaps_walk(const char *list, int (*fn)(bool add, int cap,
 	const char *p = list, *e;
 	int ret;
 
-	while (*p) {
+	/* every item, the one after a trailing ':' too, is +cap or -cap */
+	for (;;) {
 		e = strchr(p, ':');
 		if (!e)
 			e = p + strlen(p);
@@ -53,11 +54,10 @@ static int modcaps_walk(const char *list, int (*fn)(bool add, int cap,
 			return fn(false, -1, p, (size_t)(e - p));
 		ret = fn(*p == '+', cap_of(p + 1, (size_t)(e - p - 1)), p,
 			 (size_t)(e - p));
-		if (ret)
+		if (ret || !*e)
 			return ret;
-		p = *e ? e + 1 : e;
+		p = e + 1;
 	}
-	return 0;
 }
 
 static int check_one(bool add, int cap, const char *item, size_t len)

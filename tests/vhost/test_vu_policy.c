@@ -221,7 +221,7 @@ static void test_refused(void **state)
 		{ "--translate-uid=map:1:1:1:5" },
 		{ "--translate-uid=forbid-guest:1" },
 		{ "--modcaps=+" }, { "--modcaps=" }, { "-o", "modcaps=" },
-		{ "--modcaps=+chown::-fsetid" }, { "--modcaps=+chown,-fsetid" },
+		{ "--modcaps=+chown::-fsetid" }, { "--modcaps=+chown:" }, { "--modcaps=+chown,-fsetid" },
 		{ "--modcaps=++chown" }, { "--modcaps=+12" },
 		{ "--translate-uid=squash-guest:0:1000:65536" },
 		{ "--translate-gid=map:0:1000:1" }, { "--translate-uid=x:1:1:1" },
