@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -125,7 +126,25 @@ static void sb_unlink(const char *path)
  * remove the sockets it names through @nfd (-1: none), exit with its
  * status.
  */
+/* Closes every descriptor from 3 up but @a and @b (-1: none). */
+static void close_all_but(int a, int b)
+{
+	int keep[2] = { a < b ? a : b, a < b ? b : a };
+	unsigned int from = 3, i;
+
+	for (i = 0; i < 2; i++) {
+		if (keep[i] < 3)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0u, 0);
+}
+
+/* @life: kept open until the parent exits (see sb_fork()). */
 static void __attribute__((noreturn)) sb_parent(pid_t pid, int nfd,
+						int life,
 						const char *const *socks)
 {
 	struct sigaction sa;
@@ -141,9 +160,7 @@ static void __attribute__((noreturn)) sb_parent(pid_t pid, int nfd,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	/* Nothing of the daemon's stays open here: the child serves. */
-	if (nfd > 3)
-		close_range(3, (unsigned int)nfd - 1, 0);
-	close_range(nfd >= 3 ? (unsigned int)nfd + 1 : 3, ~0u, 0);
+	close_all_but(nfd, life);
 	for (n = 0; socks && socks[n]; n++)
 		;
 	while (nfd >= 0) {
@@ -177,21 +194,36 @@ static void __attribute__((noreturn)) sb_parent(pid_t pid, int nfd,
  */
 static int sb_fork(int nfd_r, int nfd_w, const char *const *socks)
 {
+	struct pollfd alive;
+	int life[2];
 	pid_t pid;
 
+	/* The parent keeps life[1] open until it exits: its hang-up tells
+	 * the child whether the parent died before PDEATHSIG was set
+	 * (getppid() says 0 in a new pid namespace either way).
+	 */
+	if (pipe2(life, O_CLOEXEC))
+		return sb_fail("pipe");
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return sb_fail("fork");
 	if (pid) {
+		close(life[0]);
 		if (nfd_w >= 0)
 			close(nfd_w);
-		sb_parent(pid, nfd_r, socks);
+		sb_parent(pid, nfd_r, life[1], socks);
 	}
+	close(life[1]);
 	if (nfd_r >= 0)
 		close(nfd_r);
 	/* Killed with -9, the parent takes the child along. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alive.fd = life[0];
+	alive.events = POLLIN;
+	if (poll(&alive, 1, 0) != 0)
+		_exit(VQF_CLI_EXIT_FAIL);	/* it already did */
+	close(life[0]);
 	return 0;
 }
 
@@ -297,7 +329,10 @@ static int sb_userns(const struct vqf_vu_opts *o, int nfd_r, int nfd_w,
 	close(c2p[0]);
 	if (nfd_w >= 0)
 		close(nfd_w);
-	sb_parent(pid, nfd_r, socks);
+	/* no life pipe: a parent that died before the child's PDEATHSIG
+	 * closed p2c, and the child's read above ends it
+	 */
+	sb_parent(pid, nfd_r, -1, socks);
 }
 
 /* ---- the root ---- */
