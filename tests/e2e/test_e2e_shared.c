@@ -525,6 +525,50 @@ static void test_slot_recycle(void **state)
 	assert_int_equal(e2e_free(e), 0);
 }
 
+static int count_dirent(void *ctx, const char *name, const struct stat *st)
+{
+	(void)name;
+	(void)st;
+	++*(int *)ctx;
+	return 0;
+}
+
+/*
+ * READDIRPLUS hands out a lookup per entry but "." and ".." (the hub
+ * walks the backend's reply with lib/'s walker): the hub counts one per
+ * file of the listing, every record read to the end.
+ */
+static void test_readdirplus_counted(void **state)
+{
+	struct e2e *e = shared_machine(NULL, 0);
+	struct vqf_gcli *a = vqf_sim_cli(e->s);
+	struct vqf_hub_stats h0, h1;
+	char name[32];
+	int i, n = 0;
+
+	(void)state;
+	assert_int_equal(mkdir(e2e_host(e, "ls"), 0755), 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "ls/f%d", i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), "x", 1,
+						0644), 0);
+	}
+	settle(e);
+	/* READDIR first: "ls" is looked up and open, nothing counted. */
+	assert_int_equal(vqf_gcli_readdir(a, "ls", false, count_dirent, &n),
+			 0);
+	assert_int_equal(n, 5);
+	h0 = hub_stats(e);
+	n = 0;
+	assert_int_equal(vqf_gcli_readdir(a, "ls", true, count_dirent, &n),
+			 0);
+	assert_int_equal(n, 5);
+	h1 = hub_stats(e);
+	assert_int_equal(h1.entries - h0.entries, 3);
+	assert_int_equal(h1.nodes - h0.nodes, 3);
+	assert_int_equal(e2e_free(e), 0);
+}
+
 /* One guest cannot forget what only another looked up. */
 static void test_forget_clamped(void **state)
 {
@@ -813,6 +857,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_slot_recycle),
 		cmocka_unit_test(test_forget_clamped),
+		cmocka_unit_test(test_readdirplus_counted),
 		cmocka_unit_test(test_rescan_mode),
 		cmocka_unit_test(test_interrupt_remapped),
 		cmocka_unit_test(test_stress_converges),
