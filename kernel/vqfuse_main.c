@@ -46,3 +46,6 @@ MODULE_DESCRIPTION("vqfuse: virtio-fs transport built from a portable core");
 MODULE_LICENSE("GPL");
 MODULE_ALIAS_FS("vqfuse");
 MODULE_SOFTDEP("pre: fuse");
+#ifdef VQF_MODULE_VERSION
+MODULE_VERSION(VQF_MODULE_VERSION);
+#endif
