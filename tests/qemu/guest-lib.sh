@@ -189,6 +189,22 @@ vqf_suite_cycles()
 	return $bad
 }
 
+# vqf_modversions: which fuse.ko and vqfuse.ko the guest runs, as
+# /sys/module says (their MODULE_VERSION), for the host to compare with the
+# files it packed.
+vqf_modversions()
+{
+	echo "VQF-BEGIN modver"
+	rc=1
+	if vqf_fs_load vqfuse; then
+		echo "# modver fuse=$(cat /sys/module/fuse/version 2>/dev/null)" \
+			"vqfuse=$(cat /sys/module/vqfuse/version 2>/dev/null)"
+		vqf_fs_unload vqfuse && rc=0
+	fi
+	echo "VQF-END modver rc=$rc"
+	return $rc
+}
+
 # vqf_vqfuse_counters: vqfuse.ko's debugfs counters after a clean run:
 # no refused reply and nothing left in flight on any queue.
 vqf_vqfuse_counters()

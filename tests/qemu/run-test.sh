@@ -27,6 +27,9 @@
 #                    version table (shm region 1, the patched QEMU): 20
 #                    stats of an unchanged file send no request, a host
 #                    append is seen, then one POSIX cycle with the table on
+#   vqfuse-once      one vqfuse.ko cycle with the patched fuse.ko (the
+#                    package test boots DKMS's build of both this way,
+#                    VQF_KO_DIR naming the folder it installed them in)
 #   vqfuse-ktap      vqfuse_test.ko's in-kernel KTAP run, and the patched
 #                    fuse.ko's DAX vectors (dax_selftest=1)
 #   kill-vqfuse      kill -9 virtiofsd while the guest writes: the writer
@@ -114,6 +117,11 @@ vqfuse-version)
 	VQF_DAEMON=sim VQF_SIM_ARGS='--version-table --ver-hostile 1'
 	script='vqf_version_table; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
 	labels='version vqfuse-1' ;;
+vqfuse-once)
+	need_ko vqfuse.ko
+	need_ko fuse.ko
+	script='vqf_modversions; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
+	labels='modver vqfuse-1' ;;
 vqfuse-ktap)
 	need_ko vqfuse_test.ko
 	script='vqf_ktap_module'
@@ -258,6 +266,13 @@ for l in $labels; do
 	version)
 		sed -n '/^VQF-BEGIN version$/,/^VQF-END version /p' \
 			"$W/console.txt" | grep '^# version'
+		;;
+	modver)
+		# the guest ran the modules of VQF_KO_DIR, not the in-tree fuse
+		got=$(sed -n 's/^# modver //p' "$W/console.txt")
+		want="fuse=$(modinfo -F version "$ko/fuse.ko") vqfuse=$(modinfo -F version "$ko/vqfuse.ko")"
+		echo "host: guest runs $got (want $want)"
+		[ "$got" = "$want" ] || flag "the guest's fuse/vqfuse are not $ko's"
 		;;
 	mq-spread)
 		sed -n '/^VQF-BEGIN mq-spread$/,/^VQF-END mq-spread /p' \
