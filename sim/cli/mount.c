@@ -554,8 +554,9 @@ void vqf_cli_mount_usage(FILE *f)
 "  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n");
 	vqf_cli_cache_usage(f, false);
 	fprintf(f,
-"  --queues N, --queue-size N, --threads N, --inline, --poll-us N,\n"
-"  --ram BYTES         the simulated machine, as for run\n"
+"  --queues N, --queue-size N, --threads N, --inline, --poll-us N,"
+" --ram BYTES\n"
+"                      the simulated machine, as for run\n"
 "  --max-files N       guest open files (16..1048576, default 4096)\n"
 "  --debug             libfuse logs every host request on stderr\n"
 "  --dax, --dax-window SIZE\n"
