@@ -443,7 +443,8 @@ static int confine(const struct vqf_vu_opts *o)
 	return 0;
 }
 
-int vqf_cli_vhost_user(int argc, char **argv)
+/* @usage: the --help of the name the daemon was started under. */
+static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 {
 	struct vqf_vhost_cfg vc = { 0 };
 	struct vqf_backend_config bc = { 0 };
@@ -464,7 +465,7 @@ int vqf_cli_vhost_user(int argc, char **argv)
 
 	ret = vqf_vu_parse(argc, argv, &o);
 	if (ret < 0) {
-		vqf_cli_vhost_usage(stdout);
+		usage(stdout);
 		return 0;
 	}
 	if (ret)
@@ -643,4 +644,14 @@ out:
 		fclose(log_out);
 	vqf_vu_opts_release(&o);
 	return rc;
+}
+
+int vqf_cli_vhost_user(int argc, char **argv)
+{
+	return vhost_user(argc, argv, vqf_cli_vhost_usage);
+}
+
+int vqf_cli_virtiofsd(int argc, char **argv)
+{
+	return vhost_user(argc, argv, vqf_vu_virtiofsd_usage);
 }

@@ -60,6 +60,11 @@ void vqf_cli_mount_usage(FILE *f);
 
 /* vqfuse-sim vhost-user ARGS (vhost_user.c); returns the exit status. */
 int vqf_cli_vhost_user(int argc, char **argv);
+/*
+ * The same daemon started as vqfuse-virtiofsd ARGS: takes the same
+ * options, answers --help in virtiofsd's terms.
+ */
+int vqf_cli_virtiofsd(int argc, char **argv);
 /* The vhost-user subcommand's part of --help. */
 void vqf_cli_vhost_usage(FILE *f);
 

@@ -101,8 +101,14 @@ void vqf_vu_opts_release(struct vqf_vu_opts *o);
 /* The vhost-user spec's backend capabilities JSON for "fs". */
 void vqf_vu_print_capabilities(FILE *f);
 
-/* The options' names in --help: ours, then virtiofsd's. */
+/* vhost-user's --help: our options, then virtiofsd's named. */
 void vqf_vu_usage(FILE *f);
+
+/*
+ * vqfuse-virtiofsd's --help (and so its manual page): virtiofsd's options
+ * one per line, the legacy -o items, then ours.
+ */
+void vqf_vu_virtiofsd_usage(FILE *f);
 
 /* What the filesystem's ops do for the guest (vu_policy.c). */
 struct vqf_vu_policy {

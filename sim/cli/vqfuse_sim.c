@@ -1020,7 +1020,7 @@ int main(int argc, char **argv)
 	base = base ? base + 1 : argc ? argv[0] : "";
 	if (!strcmp(base, VIRTIOFSD_NAME)) {
 		vqf_cli_prog = VIRTIOFSD_NAME;
-		return vqf_cli_vhost_user(argc - 1, argv + 1);
+		return vqf_cli_virtiofsd(argc - 1, argv + 1);
 	}
 	if (argc < 2) {
 		usage(stderr);

@@ -589,10 +589,13 @@ void vqf_vu_print_capabilities(FILE *f)
 		"    \"separate-options\"\n  ]\n}\n");
 }
 
-void vqf_vu_usage(FILE *f)
+/*
+ * Our own options, which both names take.  @vfsd: for vqfuse-virtiofsd's
+ * help, which describes --cache and --allow-direct-io among virtiofsd's.
+ */
+static void own_usage(FILE *f, bool vfsd)
 {
 	fprintf(f,
-"Options of vhost-user (serve a QEMU vhost-user-fs-pci device):\n"
 "  --socket PATH       unix socket to listen on (or --fd); QEMU connects\n"
 "                      with -chardev socket,id=ID,path=PATH\n"
 "  --shared DIR        host directory to share (required, must exist)\n"
@@ -601,18 +604,25 @@ void vqf_vu_usage(FILE *f)
 "  --threads N         device worker threads (0..256, default 2)\n"
 "  --queue-size N      largest ring size accepted (power of two, default\n"
 "                      1024)\n"
-"  --backend NAME      vqfuse (default) or passthrough_ll\n"
+"  --backend NAME      vqfuse (default), passthrough_ll or null (answers\n"
+"                      from memory, for tests)\n");
+	if (!vfsd)
+		fprintf(f,
 "  --cache MODE        auto (default: 1 s timeouts), always, never (or\n"
-"                      none), metadata; as virtiofsd's --cache\n"
+"                      none), metadata; as virtiofsd's --cache\n");
+	fprintf(f,
 "  --timeout S         entry/attr validity given to the guest (default:\n"
 "                      the cache mode's)\n"
 "  --tag TAG           the device's tag (QEMU's own tag= is what the guest\n"
 "                      sees)\n"
 "  --host-locks        serve POSIX/OFD/flock locks on the host (default:\n"
 "                      the guest keeps them, as virtiofsd without -o\n"
-"                      posix_lock,flock)\n"
+"                      posix_lock,flock)\n");
+	if (!vfsd)
+		fprintf(f,
 "  --allow-direct-io   open host files with the guest's O_DIRECT (default:\n"
-"                      dropped, as virtiofsd without allow_direct_io)\n"
+"                      dropped, as virtiofsd without allow_direct_io)\n");
+	fprintf(f,
 "  --dax-window SIZE   a DAX cache window of SIZE bytes (power of two,\n"
 "                      K/M/G suffixes) as shared memory region 0, served\n"
 "                      through vhost-user's SHMEM protocol (vqfuse backend)\n"
@@ -626,20 +636,170 @@ void vqf_vu_usage(FILE *f)
 "                      another slot; implies --version-table\n"
 "  --trust-guest       serve a backend that is not safe to face a hostile\n"
 "                      guest (passthrough_ll); refused without it\n"
-"  --verbose           log every vhost-user message (--log-level=debug)\n"
-"virtiofsd's options, read as virtiofsd reads them (docs/virtiofsd-\n"
-"compat.md): --socket-path=PATH, --fd=N, --socket-group=GROUP,\n"
-"--shared-dir=DIR, --cache=MODE, --thread-pool-size=N, --xattr,\n"
-"--writeback, --no-readdirplus, --allow-direct-io, --announce-submounts,\n"
-"--sandbox=namespace|chroot|none (default namespace), --seccomp=kill|log|\n"
-"trap|none (default kill), --modcaps=+CAP:-CAP, --readonly, --uid-map=\n"
-":NS:HOST:COUNT:, --gid-map=..., --translate-uid/--translate-gid (identity\n"
-"entries only), --log-level=LEVEL, --syslog, --rlimit-nofile=N,\n"
-"--print-capabilities, -V/--version, -d, -f, and the legacy -o source=DIR,\n"
-"cache=MODE,xattr,flock,posix_lock,sandbox=MODE,modcaps=L,readonly,... list.\n"
-"The\n"
-"program is also installed as vqfuse-virtiofsd, which takes these options\n"
-"directly.\n"
+"  --verbose           log every vhost-user message (--log-level=debug)\n");
+}
+
+/*
+ * virtiofsd's options that are refused by name.  No line may end in a
+ * letter and '-': help2man joins such a line to the next as a hyphenated
+ * word.
+ */
+static void refused_usage(FILE *f)
+{
+	fprintf(f,
+"Refused by name (exit 2), not implemented here: --xattrmap, --posix-acl,\n"
+"--security-label, --allow-mmap, --killpriv-v2, --preserve-noatime,\n"
+"--inode-file-handles, --migration-mode, --migration-on-error,\n"
+"--migration-verify-handles, --migration-confirm-paths, --daemonize, and\n"
+"-o posix_acl, -o security_label, -o killpriv_v2, -o xattrmap.\n");
+}
+
+void vqf_vu_usage(FILE *f)
+{
+	fprintf(f,
+"Options of vhost-user (serve a QEMU vhost-user-fs-pci device):\n");
+	own_usage(f, false);
+	fprintf(f,
+"virtiofsd's options, read as virtiofsd reads them: --socket-path=PATH,\n"
+"--fd=N, --socket-group=GROUP, --shared-dir=DIR, --cache=MODE,\n"
+"--thread-pool-size=N, --xattr, --writeback, --no-readdirplus,\n"
+"--allow-direct-io, --announce-submounts, --no-announce-submounts,\n"
+"--sandbox=namespace|chroot|none (default namespace),\n"
+"--seccomp=kill|log|trap|none (default kill), --modcaps=+CAP:-CAP,\n"
+"--readonly, --uid-map=:NS:HOST:COUNT:, --gid-map=:NS:HOST:COUNT:,\n"
+"--translate-uid, --translate-gid (identity entries only),\n"
+"--log-level=LEVEL, --syslog, --rlimit-nofile=N, --no-killpriv-v2 (no\n"
+"effect), --print-capabilities, -V, --version, -d, -f, and the legacy\n"
+"-o source=DIR,cache=MODE,xattr,flock,posix_lock,... list; the program is\n"
+"also installed as vqfuse-virtiofsd, which takes them directly, and whose\n"
+"--help describes each one (docs/virtiofsd-compat.md).\n");
+	refused_usage(f);
+	fprintf(f,
 "Exits 0 when the front-end disconnects or at SIGINT/SIGTERM, printing\n"
 "the counters to the log.\n");
+}
+
+/*
+ * vqfuse-virtiofsd --help: virtiofsd's options one per line, as
+ * virtiofsd's own help has them, then the legacy -o items and ours.  The
+ * manual page vqfuse-virtiofsd(1) is made from this text (help2man).
+ */
+void vqf_vu_virtiofsd_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s --socket-path=PATH --shared-dir=DIR [options]\n"
+"  or:  %s --fd=N --shared-dir=DIR [options]\n"
+"  or:  %s --socket-path=PATH -o source=DIR[,ITEM...] [options]\n"
+"  or:  %s --print-capabilities | --version | --help\n"
+"\n"
+"Serves the directory DIR to a QEMU vhost-user-fs-pci device over a\n"
+"vhost-user socket, in virtiofsd's place: vqfuse-sim's vhost-user daemon\n"
+"under the name that takes virtiofsd's command line, both the Rust\n"
+"daemon's separate options and the legacy C daemon's -o list, with\n"
+"virtiofsd's defaults.  An option of virtiofsd's that it does not\n"
+"implement is refused by name (exit 2), never ignored.  Given twice, the\n"
+"later option wins.\n"
+"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
+	fprintf(f,
+"Options:\n"
+"  --socket-path=PATH  vhost-user socket to listen on, removed once QEMU\n"
+"                      has connected (also --socket PATH)\n"
+"  --fd=N              serve the listening unix stream socket N that the\n"
+"                      caller made (libvirt's way); not with --socket-path\n"
+"  --socket-group=GROUP\n"
+"                      the socket's group, mode 0660 (not with --fd)\n"
+"  --shared-dir=DIR    directory to share (required; also --shared DIR or\n"
+"                      -o source=DIR)\n"
+"  --cache=MODE        auto (default: entries and attributes valid 1 s),\n"
+"                      always, never (or none), metadata\n"
+"  --thread-pool-size=N\n"
+"                      device worker threads (0..256, default 2; 0: each\n"
+"                      queue's thread serves its requests)\n"
+"  --xattr             serve extended attributes (default: off, ENOSYS)\n"
+"  --writeback         FUSE writeback cache when the guest offers it\n"
+"                      (default: off)\n"
+"  --no-readdirplus    no READDIRPLUS (default: offered, but not with\n"
+"                      --cache=never)\n"
+"  --allow-direct-io   keep the guest's O_DIRECT on host opens (default:\n"
+"                      dropped)\n"
+"  --announce-submounts\n"
+"                      accepted, no effect: the guest sees one file system\n"
+"  --no-announce-submounts\n"
+"                      the default\n"
+"  --sandbox=MODE      namespace (default; a user namespace when not\n"
+"                      root), chroot (root only) or none\n"
+"  --seccomp=ACTION    on a system call outside the allowlist: kill\n"
+"                      (default), log, trap or none (no filter)\n"
+"  --modcaps=LIST      capabilities kept, changed: +cap:-cap:... (names\n"
+"                      with or without cap_, any case)\n"
+"  --readonly          refuse every change with EROFS (default: off)\n"
+"  --uid-map=:NS:HOST:COUNT:\n"
+"                      a uid map of the sandbox's user namespace (the\n"
+"                      first character separates; up to 8; default: the\n"
+"                      caller as root when not root)\n"
+"  --gid-map=:NS:HOST:COUNT:\n"
+"                      the same for gids\n"
+"  --translate-uid=TYPE:A:B:COUNT\n"
+"                      only identity entries (map:N:N:C, guest:N:N:C,\n"
+"                      host:N:N:C) are accepted; ids are not translated\n"
+"  --translate-gid=TYPE:A:B:COUNT\n"
+"                      the same for gids\n"
+"  --log-level=LEVEL   off, error, warn, info (default), debug, trace\n"
+"  --syslog            log to syslog(3) instead of stderr\n"
+"  --rlimit-nofile=N   RLIMIT_NOFILE's soft limit (default 0: left as is)\n"
+"  --no-killpriv-v2    accepted, no effect (the default)\n"
+"  --print-capabilities\n"
+"                      print the vhost-user backend capabilities (JSON)\n"
+"                      and exit\n"
+"  -d                  debug log, as --log-level=debug\n"
+"  -f                  accepted: the daemon stays in the foreground\n"
+"  -o LIST             the legacy daemon's options, comma-separated (a\n"
+"                      comma inside a value written twice); see below\n"
+"  -V, --version       print the name and version and exit\n"
+"  -h, --help          print this help and exit\n"
+"\n");
+	fprintf(f,
+"Legacy options (-o ITEM[,ITEM...]):\n"
+"  -o source=DIR       the directory to share, as --shared-dir\n"
+"  -o cache=MODE       as --cache (none is never)\n"
+"  -o timeout=S        entry and attribute validity in seconds, instead\n"
+"                      of the cache mode's\n"
+"  -o xattr|no_xattr   as --xattr (default no_xattr)\n"
+"  -o flock|no_flock   serve flock locks on the host (default no_flock:\n"
+"                      the guest keeps them)\n"
+"  -o posix_lock|no_posix_lock\n"
+"                      the same for POSIX and OFD locks (default\n"
+"                      no_posix_lock)\n"
+"  -o readdirplus|no_readdirplus\n"
+"                      as --no-readdirplus (default readdirplus, but not\n"
+"                      with cache=none)\n"
+"  -o writeback|no_writeback\n"
+"                      as --writeback (default no_writeback)\n"
+"  -o allow_direct_io|no_allow_direct_io\n"
+"                      as --allow-direct-io (default no_allow_direct_io)\n"
+"  -o announce_submounts\n"
+"                      as --announce-submounts\n"
+"  -o readonly         as --readonly\n"
+"  -o sandbox=MODE     as --sandbox\n"
+"  -o modcaps=LIST     as --modcaps\n"
+"  -o log_level=LEVEL  as --log-level, err for error (also loglevel=)\n"
+"  -o debug            as -d\n"
+"  -o max_idle_threads=N\n"
+"                      accepted, no effect (the worker pool is fixed)\n"
+"  -o allow_root       accepted, no effect\n"
+"  -o no_posix_acl     accepted, no effect (ACLs are not served)\n"
+"  -o no_security_label\n"
+"                      accepted, no effect (nor are security labels)\n"
+"  -o no_killpriv_v2   accepted, no effect (the default)\n"
+"\n"
+"vqfuse's own options (as for vqfuse-sim vhost-user):\n");
+	own_usage(f, true);
+	fputc('\n', f);
+	refused_usage(f);
+	fprintf(f,
+"\n"
+"Exit status: 0 when the front-end disconnects, at SIGINT or SIGTERM\n"
+"(the counters are printed to the log), or after --print-capabilities,\n"
+"--version or --help; 1 the daemon could not start or serve; 2 bad\n"
+"usage, the option named.\n");
 }
