@@ -44,6 +44,8 @@ vqf_fs_load()
 	case $1 in
 	vqfuse) shift; vqf_fuse_load && insmod /lib/vqf/vqfuse.ko "$@" ;;
 	virtiofs) vqf_modset fuse && vqf_modset virtiofs ;;
+	# in-tree virtiofs rebuilt with the patched fuse.ko (vqfuse-dkms)
+	virtiofs-vqf) vqf_fuse_load && insmod /lib/vqf/virtiofs-vqf.ko ;;
 	9p) vqf_modset fuse && vqf_modset 9p ;;
 	esac
 }
@@ -51,7 +53,7 @@ vqf_fs_load()
 vqf_fs_unload()
 {
 	case $1 in
-	virtiofs) rmmod virtiofs || return 1 ;;
+	virtiofs|virtiofs-vqf) rmmod virtiofs || return 1 ;;
 	vqfuse) rmmod vqfuse || return 1 ;;
 	9p) rmmod 9p 9pnet_virtio 9pnet || return 1; return 0 ;;
 	esac
@@ -66,6 +68,7 @@ vqf_mount()
 	9p) mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
 		"$VQF_9P_TAG" "$MNT" ;;
 	# VQF_MOUNT_OPTS: e.g. dax=always
+	virtiofs-vqf) vqf_mount virtiofs ;;
 	*) mount -t "$1" ${VQF_MOUNT_OPTS:+-o "$VQF_MOUNT_OPTS"} \
 		"$VQF_TAG" "$MNT" || return 1
 	   [ -z "${VQF_MOUNT_OPTS:-}" ] && return 0
@@ -189,17 +192,30 @@ vqf_suite_cycles()
 	return $bad
 }
 
-# vqf_modversions: which fuse.ko and vqfuse.ko the guest runs, as
-# /sys/module says (their MODULE_VERSION), for the host to compare with the
+# vqf_modversions: which modules the guest runs, as /sys/module says
+# (MODULE_VERSION): fuse.ko and vqfuse.ko, and the rebuilt cuse.ko and
+# virtiofs.ko where they were packed, for the host to compare with the
 # files it packed.
 vqf_modversions()
 {
 	echo "VQF-BEGIN modver"
 	rc=1
 	if vqf_fs_load vqfuse; then
-		echo "# modver fuse=$(cat /sys/module/fuse/version 2>/dev/null)" \
-			"vqfuse=$(cat /sys/module/vqfuse/version 2>/dev/null)"
-		vqf_fs_unload vqfuse && rc=0
+		line="fuse=$(cat /sys/module/fuse/version 2>/dev/null)"
+		line="$line vqfuse=$(cat /sys/module/vqfuse/version 2>/dev/null)"
+		rmmod vqfuse && rc=0
+		for m in cuse virtiofs; do
+			[ -f "/lib/vqf/$m-vqf.ko" ] || continue
+			if insmod "/lib/vqf/$m-vqf.ko"; then
+				line="$line $m=$(cat /sys/module/$m/version 2>/dev/null)"
+				rmmod "$m" || rc=1
+			else
+				echo "# insmod $m-vqf failed"
+				rc=1
+			fi
+		done
+		echo "# modver $line"
+		rmmod fuse || rc=1
 	fi
 	echo "VQF-END modver rc=$rc"
 	return $rc

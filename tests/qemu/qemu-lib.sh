@@ -133,10 +133,13 @@ vqf_mkinitramfs()
 			strip --strip-debug -o "$root/lib/vqf/$m.ko" "$ko/$m.ko"
 		fi
 	done
-	# kernel/fuse/'s patched fuse.ko, for vqfuse runs only
-	if [ -f "$ko/fuse.ko" ]; then
-		strip --strip-debug -o "$root/lib/vqf/fuse-vqf.ko" "$ko/fuse.ko"
-	fi
+	# kernel/fuse/'s patched fuse.ko, for vqfuse runs only, and the
+	# cuse.ko and virtiofs.ko rebuilt with it (fs type virtiofs-vqf)
+	for m in fuse cuse virtiofs; do
+		if [ -f "$ko/$m.ko" ]; then
+			strip --strip-debug -o "$root/lib/vqf/$m-vqf.ko" "$ko/$m.ko"
+		fi
+	done
 	for p in vqf-posix vqf-bench vqf-daxstress vqf-cohere; do
 		[ -x "$VQF_QEMU_BIN/$p" ] || vqf_die "$VQF_QEMU_BIN/$p not built"
 		cp "$VQF_QEMU_BIN/$p" "$root/bin/$p"

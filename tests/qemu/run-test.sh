@@ -27,9 +27,11 @@
 #                    version table (shm region 1, the patched QEMU): 20
 #                    stats of an unchanged file send no request, a host
 #                    append is seen, then one POSIX cycle with the table on
-#   vqfuse-once      one vqfuse.ko cycle with the patched fuse.ko (the
-#                    package test boots DKMS's build of both this way,
-#                    VQF_KO_DIR naming the folder it installed them in)
+#   dkms             the modules vqfuse-dkms installs, from VQF_KO_DIR:
+#                    their versions as the guest sees them, one vqfuse.ko
+#                    cycle on the patched fuse.ko, then one in-tree
+#                    virtiofs cycle on the virtiofs.ko rebuilt with it;
+#                    results must match (tests/package boots DKMS's build)
 #   vqfuse-ktap      vqfuse_test.ko's in-kernel KTAP run, and the patched
 #                    fuse.ko's DAX vectors (dax_selftest=1)
 #   kill-vqfuse      kill -9 virtiofsd while the guest writes: the writer
@@ -117,11 +119,12 @@ vqfuse-version)
 	VQF_DAEMON=sim VQF_SIM_ARGS='--version-table --ver-hostile 1'
 	script='vqf_version_table; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
 	labels='version vqfuse-1' ;;
-vqfuse-once)
+dkms)
 	need_ko vqfuse.ko
 	need_ko fuse.ko
-	script='vqf_modversions; r=$?; vqf_suite_cycles vqfuse 1 && [ $r = 0 ]'
-	labels='modver vqfuse-1' ;;
+	need_ko virtiofs.ko
+	script='vqf_modversions; r=$?; vqf_suite_cycles vqfuse 1 || r=1; vqf_suite_cycles virtiofs-vqf 1 && [ $r = 0 ]'
+	labels='modver vqfuse-1 virtiofs-vqf-1' ;;
 vqfuse-ktap)
 	need_ko vqfuse_test.ko
 	script='vqf_ktap_module'
@@ -268,9 +271,13 @@ for l in $labels; do
 			"$W/console.txt" | grep '^# version'
 		;;
 	modver)
-		# the guest ran the modules of VQF_KO_DIR, not the in-tree fuse
+		# the guest ran the modules of VQF_KO_DIR, not the in-tree ones
 		got=$(sed -n 's/^# modver //p' "$W/console.txt")
 		want="fuse=$(modinfo -F version "$ko/fuse.ko") vqfuse=$(modinfo -F version "$ko/vqfuse.ko")"
+		for m in cuse virtiofs; do
+			[ -f "$ko/$m.ko" ] &&
+				want="$want $m=$(modinfo -F version "$ko/$m.ko")"
+		done
 		echo "host: guest runs $got (want $want)"
 		[ "$got" = "$want" ] || flag "the guest's fuse/vqfuse are not $ko's"
 		;;
