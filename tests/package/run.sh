@@ -42,9 +42,10 @@ fail()
 	exit 1
 }
 
+t0=$(date +%s)
 step()
 {
-	echo "== $*"
+	echo "== [$(($(date +%s) - t0)) s] $*"
 }
 
 if [ "$(id -u)" != 0 ]; then
@@ -273,5 +274,6 @@ VQF_KO_DIR=$w/ko VQF_KVER=$kver VQF_REQUIRE_VQFUSE=1 \
 	fail "the DKMS-built modules under QEMU"
 }
 grep -E '^host: guest runs|^# modver' "$w/qemu.log"
+step "done"
 echo "package: ok ($ver: 3 packages, lintian clean, DKMS for $kver," \
 	"POSIX cycles in QEMU on vqfuse and virtiofs)"
