@@ -9,7 +9,7 @@ qemu-system-x86 qemu-system-common qemu-utils busybox-static linux-source-6.1
 linux-headers-amd64 linux-image-amd64 clang libclang-rt-14-dev llvm afl++
 gnuplot-nox dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev
 zlib1g-dev libfdt-dev libseccomp-dev libcap-ng-dev help2man man-db groff-base
-debhelper dh-dkms dkms lintian fakeroot"
+debhelper dh-dkms dkms lintian"
 
 # scripts/build-qemu.sh fetches Debian's qemu source package
 # (apt-get source): a deb-src entry for the suites the binaries come from.
