@@ -67,8 +67,8 @@ vqf_mount()
 	case $1 in
 	9p) mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
 		"$VQF_9P_TAG" "$MNT" ;;
-	# VQF_MOUNT_OPTS: e.g. dax=always
 	virtiofs-vqf) vqf_mount virtiofs ;;
+	# VQF_MOUNT_OPTS: e.g. dax=always
 	*) mount -t "$1" ${VQF_MOUNT_OPTS:+-o "$VQF_MOUNT_OPTS"} \
 		"$VQF_TAG" "$MNT" || return 1
 	   [ -z "${VQF_MOUNT_OPTS:-}" ] && return 0
