@@ -1038,6 +1038,7 @@ static void hostile_values(void **state)
 	/* "a/b" got no place: LOOKUP ".." in it is not answered. */
 	req_lookup(&r, 12, "..");
 	assert_int_equal(roundtrip(g, &r), -ENOENT);
+	assert_int_equal(stats(g).dotdot_unknown, 1);
 
 	/* Forgets of id 0, of the root (no entry of it handed out), with
 	 * count 0, and past a huge count: dropped or cut, never passed on.
@@ -1062,6 +1063,69 @@ static void hostile_values(void **state)
 	assert_int_equal(st.forgets, 2);
 	assert_int_equal(st.nodes, 1);	/* 12, never forgotten */
 	assert_int_equal(getattr_errno(g, 12), 0);
+}
+
+/*
+ * LOOKUP ".." where the parent's parent is no longer the guest's: refused
+ * (ENOENT, dotdot_unknown), never sent up; the guard answers the rest.
+ */
+static void dotdot_parent_forgotten(void **state)
+{
+	struct vqf_guard *g = *state;
+	struct vqf_dev_req r;
+	struct vqf_guard_stats st;
+
+	lookup(g, FUSE_ROOT_ID, "a", 2, S_IFDIR | 0755);
+	lookup(g, 2, "b", 3, S_IFDIR | 0755);
+	lookup(g, 3, "c", 4, S_IFDIR | 0755);
+	/* c's ".." is b, found in a. */
+	req_lookup(&r, 4, "..");
+	assert_int_equal(roundtrip(g, &r), 0);
+	assert_int_equal(r.in.nodeid, 2);
+	assert_string_equal(r.name, "b");
+	assert_int_equal(forget_nowait(g, 2, 1),
+			 sizeof(struct fuse_in_header) +
+			 sizeof(struct fuse_forget_in));
+	req_lookup(&r, 4, "..");
+	assert_int_equal(roundtrip(g, &r), -VQF_GUARD_E_DOTDOT_UNKNOWN);
+	assert_int_equal(r.in.nodeid, 4);	/* not rewritten */
+	/* b's ".." is a: gone too.  The others go on. */
+	req_lookup(&r, 3, "..");
+	assert_int_equal(roundtrip(g, &r), -ENOENT);
+	assert_int_equal(getattr_errno(g, 4), 0);
+	st = stats(g);
+	assert_int_equal(st.dotdot_unknown, 2);
+	assert_int_equal(st.dotdot_parent, 1);
+	assert_int_equal(st.node_unknown, 0);
+}
+
+/* A read-only guard: a writable DAX map is a change, a read-only one not. */
+static void readonly_setupmapping(void **state)
+{
+	struct vqf_guard_cfg cfg = { .readonly = true };
+	struct vqf_guard *g;
+	struct vqf_dev_req r;
+	int i;
+
+	(void)state;
+	assert_int_equal(vqf_guard_new(&cfg, &g), 0);
+	lookup(g, FUSE_ROOT_ID, "f", 2, S_IFREG | 0644);
+	open_fh(g, 2, false, 7);
+	for (i = 0; i < 4; i++) {
+		/* By handle and by node (VQF_FSDEV_FH_NONE). */
+		req_init(&r, FUSE_SETUPMAPPING, 2);
+		r.arg.setupmapping.fh = i & 1 ? ~0ULL : 7;
+		r.arg.setupmapping.len = 4096;
+		r.arg.setupmapping.flags = FUSE_SETUPMAPPING_FLAG_READ |
+			(i & 2 ? FUSE_SETUPMAPPING_FLAG_WRITE : 0);
+		r.arg_size = sizeof(r.arg.setupmapping);
+		assert_int_equal(roundtrip(g, &r), i & 2 ? -EROFS : 0);
+	}
+	req_open(&r, 2, false);
+	r.arg.open.flags = O_RDWR;
+	assert_int_equal(roundtrip(g, &r), -EROFS);
+	assert_int_equal(stats(g).readonly, 3);
+	vqf_guard_free(g);
 }
 
 /* ---- (5) a FORGET not to 0, a RELEASE not the last, do not wait ------ */
@@ -1498,6 +1562,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(hostile_values, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(dotdot_parent_forgotten, setup,
+						teardown),
+		cmocka_unit_test(readonly_setupmapping),
 		cmocka_unit_test_setup_teardown(partial_does_not_wait, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(model_random, setup,
