@@ -81,6 +81,7 @@ static void forged_stale(int fs)
 	struct e2e *e = machine(fs, NULL);
 	struct fuse_entry_out eo;
 	struct vqf_guard_stats g0, g1;
+	struct vqf_fsdev_stats d0, d1;
 	uint64_t fh, b0;
 	const char *name = fs == VQF_SIM_FS_NULL ? "any" : "f";
 
@@ -89,6 +90,7 @@ static void forged_stale(int fs)
 		assert_int_equal(e2e_host_write(e2e_host(e, "f"), "data", 4,
 						0644), 0);
 	g0 = gst(e);
+	d0 = e2e_stats(e).dev;
 	b0 = be_requests(e);
 	/* Never handed out: the backend (pointers for ptll) never sees it. */
 	assert_int_equal(raw_getattr(e, FORGED, NULL), -ESTALE);
@@ -105,6 +107,12 @@ static void forged_stale(int fs)
 	g1 = gst(e);
 	assert_int_equal(g1.node_unknown - g0.node_unknown, 6);
 	assert_int_equal(g1.forget_unknown - g0.forget_unknown, 1);
+	/* Each chain ended once: six answered, the FORGET not. */
+	d1 = e2e_stats(e).dev;
+	assert_int_equal(d1.replies - d0.replies, 6);
+	assert_int_equal(d1.no_reply - d0.no_reply, 1);
+	assert_int_equal(d1.refused_no_room - d0.refused_no_room, 0);
+	assert_int_equal(d1.backend_errors - d0.backend_errors, 0);
 
 	/* Two lookups, two forgets: usable until the second. */
 	assert_int_equal(raw_lookup(e, FUSE_ROOT_ID, name, &eo), 0);
