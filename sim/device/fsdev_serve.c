@@ -130,6 +130,25 @@ void fsdev_finish(struct fsreq *r, u32 len)
 	fsdev_free_all(d, out, nout);
 }
 
+/*
+ * Answers @r with @err instead of serving it (@r refused by the parser:
+ * its own errno).  Every served chain ends in exactly one of replies,
+ * no_reply, refused_no_room, backend_errors.
+ */
+static void answer_refused(struct vqf_fsdev *d, struct fsreq *r, int err)
+{
+	int ret = vqf_dev_reply_req(&r->dreq, err, NULL, 0, r->ws, r->nws,
+				    NULL);
+
+	if (ret < 0)
+		STAT_ADD(d, refused_no_room, 1);
+	else if (!ret)
+		STAT_ADD(d, no_reply, 1);
+	else
+		STAT_ADD(d, replies, 1);
+	fsdev_finish(r, ret > 0 ? (u32)ret : 0);
+}
+
 /* INIT and DESTROY change what the parser accepts from now on. */
 static void after_reply(struct vqf_fsdev *d, struct fsreq *r,
 			const struct iovec *iov, int iovcnt, size_t len)
@@ -264,15 +283,7 @@ void fsdev_serve(struct vqf_fsdev *d, struct fsreq *r)
 	 */
 	ret = vqf_guard_request(d->guard, &r->dreq, &r->gtx);
 	if (ret < 0) {
-		ret = vqf_dev_reply_req(&r->dreq, ret, NULL, 0, r->ws,
-					r->nws, NULL);
-		if (ret > 0)
-			STAT_ADD(d, replies, 1);
-		else if (r->dreq.noreply)
-			STAT_ADD(d, no_reply, 1);
-		else
-			STAT_ADD(d, refused_no_room, 1);
-		fsdev_finish(r, ret > 0 ? (u32)ret : 0);
+		answer_refused(d, r, ret);
 		return;
 	}
 	if (fsdev_dax_serve(d, r) || fsdev_fault_backend(d, r))
@@ -399,21 +410,7 @@ void fsdev_handle_chain(struct fsq *q, struct fsreq *r)
 			     r->dreq.in.unique, r->dreq.in.opcode, q->idx);
 
 	if (ret) {
-		ret = vqf_dev_reply_req(&r->dreq, 0, NULL, 0, r->ws, r->nws,
-					NULL);
-		if (ret < 0 || r->dreq.noreply) {
-			/* Every served chain ends in exactly one of replies,
-			 * no_reply, refused_no_room, backend_errors.
-			 */
-			if (ret < 0)
-				STAT_ADD(d, refused_no_room, 1);
-			else
-				STAT_ADD(d, no_reply, 1);
-			fsdev_finish(r, 0);
-		} else {
-			STAT_ADD(d, replies, 1);
-			fsdev_finish(r, (u32)ret);
-		}
+		answer_refused(d, r, 0);
 		return;
 	}
 	/* Hiprio work (forgets, interrupts) is quick and never queued
