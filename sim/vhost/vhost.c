@@ -744,7 +744,9 @@ static int handle(struct vqf_vhost *vh, const struct vqf_vhost_msg *m,
 			return -ENOPROTOOPT;
 		ret = vqf_vshm_set_fd(&vh->shm, fds[0]);
 		fds[0] = -1;	/* consumed either way */
-		vh->table_mapped = false;
+		/* A refused channel leaves the one in use, table and all. */
+		if (!ret)
+			vh->table_mapped = false;
 		return ret;
 	case VQF_VHOST_GET_SHMEM_CONFIG:
 		if (!(vh->protocol & (1ull << VQF_VHOST_PF_SHMEM)))

@@ -665,6 +665,37 @@ static void test_stop(void **state)
 	assert_int_equal(st.dev.dax_resets, 2);
 }
 
+/*
+ * A channel refused while the device runs leaves the one in use as it
+ * was: the table it mapped is still unmapped at the stop.
+ */
+static void test_refused_channel_running(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_state vs = { .index = 0 };
+	struct vqf_vhost_stats st;
+	struct seen s;
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	assert_true(efd >= 0);
+	start(f, 0);
+	assert_int_equal(wait_seen(f, 1), 1);
+	assert_int_equal(acked(f, VQF_VHOST_SET_BACKEND_REQ_FD, NULL, 0,
+			       &efd, 1), ENOTSOCK);
+	close(efd);
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
+	assert_int_equal(wait_seen(f, 2), 2);
+	s = seen_at(f, 1);
+	assert_int_equal(s.req, VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	assert_int_equal(s.m.shmid, VQF_VHOST_SHMID_VERSION);
+	stats(f, &st);
+	assert_int_equal(st.backend_fd_bad, 1);
+	assert_int_equal(st.shm.channels, 1);
+	assert_int_equal(st.shm.breaks, 0);
+}
+
 /* The front-end goes away: the back-end unmaps on its way out. */
 static void test_disconnect(void **state)
 {
@@ -2077,6 +2108,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_map_roundtrip, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_channel_running,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disconnect, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_refused_msgs, setup,
