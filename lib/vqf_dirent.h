@@ -61,12 +61,24 @@ int vqf_dirent_next(const u8 *buf, u32 len, bool plus, u32 *pos,
 		    struct vqf_dirent *out);
 
 /**
+ * vqf_dirent_framed() - whether vqf_dirent_next() framed a record
+ * @ret: its return value.
+ *
+ * Return: true for a record (1) and for the name refusals (-EBADE,
+ * -EILSEQ): *@pos is past the record and the walk may go on.  False at
+ * the end and for the refusals after which nothing can be found.
+ */
+static inline bool vqf_dirent_framed(int ret)
+{
+	return ret == 1 || ret == -EBADE || ret == -EILSEQ;
+}
+
+/**
  * vqf_dirent_is_dot() - whether a name is "." or ".."
  * @name: @namelen bytes, need not be NUL-terminated.
  * @namelen: its length.
  *
- * Servers list "." and ".." with a READDIRPLUS entry that counts no lookup
- * (fuse_direntplus_link() skips them), and neither names a child.
+ * Neither names a child.
  *
  * Return: true for "." and "..".
  */
@@ -74,6 +86,22 @@ static inline bool vqf_dirent_is_dot(const char *name, u32 namelen)
 {
 	return (namelen == 1 && name[0] == '.') ||
 	       (namelen == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/**
+ * vqf_dirent_counts_lookup() - whether a READDIRPLUS record hands out a
+ *	lookup
+ * @e: a record vqf_dirent_next() framed with @plus.
+ *
+ * Servers list "." and ".." with an entry that counts no lookup
+ * (fuse_direntplus_link() skips them), and an entry with node id 0 is
+ * none; every other one counts one, as Linux counts it.
+ *
+ * Return: true when the reader must count a lookup of e->entry.nodeid.
+ */
+static inline bool vqf_dirent_counts_lookup(const struct vqf_dirent *e)
+{
+	return e->entry.nodeid && !vqf_dirent_is_dot(e->name, e->namelen);
 }
 
 #endif /* VQF_DIRENT_H */

@@ -977,12 +977,11 @@ static void rec_dirplus(struct vqf_guard *g, u64 dir, const u8 *buf,
 	u32 pos = 0;
 	int ret;
 
-	while ((ret = vqf_dirent_next(buf, (u32)len, true, &pos, &e)) > 0 ||
-	       ret == -EBADE || ret == -EILSEQ) {
-		if (!vqf_dirent_is_dot(e.name, e.namelen))
+	while (vqf_dirent_framed(ret = vqf_dirent_next(buf, (u32)len, true,
+						       &pos, &e)))
+		if (vqf_dirent_counts_lookup(&e))
 			rec_entry(g, &e.entry, dir, e.name,
 				  ret > 0 ? e.namelen : 0);
-	}
 }
 
 static void rec_rename(struct vqf_guard *g, const struct vqf_dev_req *req)

@@ -296,8 +296,7 @@ static int parse_dir(struct vqf_gcli *c, u64 dir, struct asamp *ds,
 			/* Every entry but . and .. counts a lookup, and
 			 * primes the caches (fuse_direntplus_link).
 			 */
-			if (e.entry.nodeid &&
-			    !vqf_dirent_is_dot(e.name, e.namelen) &&
+			if (vqf_dirent_counts_lookup(&e) &&
 			    !gcli_entry_got(c, &e.entry, false)) {
 				gcli_attr_got(c, e.entry.nodeid, &e.entry.attr,
 					      ds);

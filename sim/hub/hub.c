@@ -246,11 +246,11 @@ static void count_direntplus(struct vqf_hub *h, struct hub_rec *r,
 		return;
 	vqf_iov_gather(buf, len, iov, iovcnt,
 		       sizeof(struct fuse_out_header));
-	while ((ret = vqf_dirent_next(buf, (u32)len, true, &pos, &e)) > 0 ||
-	       ret == -EBADE || ret == -EILSEQ) {
+	while (vqf_dirent_framed(ret = vqf_dirent_next(buf, (u32)len, true,
+						       &pos, &e))) {
 		struct hub_node *n;
 
-		if (!e.entry.nodeid || vqf_dirent_is_dot(e.name, e.namelen))
+		if (!vqf_dirent_counts_lookup(&e))
 			continue;
 		n = hub_node_get(h, e.entry.nodeid);
 		if (!n)

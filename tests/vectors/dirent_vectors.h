@@ -136,9 +136,11 @@ vqf_dirent_dot_vecs[] VQF_DIRENT_VEC_UNUSED = {
 
 static u8 vqf_dirent_vec_buf[VQF_DIRENT_VEC_BUF + 8];
 
-static inline bool vqf_dirent_vec_moves(int ret)
+/* Whether record @r is laid as "." or "..", by the table alone. */
+static inline bool vqf_dirent_vec_dot(const struct vqf_dirent_vec_rec *r)
 {
-	return ret == 1 || ret == -EBADE || ret == -EILSEQ;
+	return r->bytes && r->nbytes <= 2 &&
+	       !memcmp(r->bytes, "..", r->nbytes);
 }
 
 /* Lays @v's records at @buf; returns the reply's length. */
@@ -184,6 +186,7 @@ static inline int vqf_dirent_vec_walk(const struct vqf_dirent_vec *v,
 	u32 len = vqf_dirent_vec_build(v, buf);
 	u32 pos = v->start ? len + v->start : 0, at = 0, i, k = 0;
 	struct vqf_dirent e;
+	bool dot;
 	int ret;
 
 	for (i = 0; i < VQF_DIRENT_VEC_WANTS; i++) {
@@ -191,7 +194,7 @@ static inline int vqf_dirent_vec_walk(const struct vqf_dirent_vec *v,
 
 		ret = vqf_dirent_next(buf, len, v->plus, &pos, &e);
 		VQF_DIRENT_VEC_CHECK(ret == v->want[i]);
-		if (!vqf_dirent_vec_moves(ret)) {
+		if (!vqf_dirent_framed(ret)) {
 			VQF_DIRENT_VEC_CHECK(pos == was);
 			/* Asked again, the same answer. */
 			VQF_DIRENT_VEC_CHECK(vqf_dirent_next(buf, len, v->plus,
@@ -207,6 +210,10 @@ static inline int vqf_dirent_vec_walk(const struct vqf_dirent_vec *v,
 		VQF_DIRENT_VEC_CHECK(e.entry.nodeid == (v->plus ? 10 + k : 0));
 		VQF_DIRENT_VEC_CHECK(e.entry.attr.ino ==
 				     (v->plus ? 20 + k : 0));
+		/* Every record laid has a node id: all but dots count. */
+		dot = vqf_dirent_vec_dot(&v->rec[k]);
+		VQF_DIRENT_VEC_CHECK(vqf_dirent_counts_lookup(&e) ==
+				     (v->plus && !dot));
 		at += (u32)FUSE_DIRENT_ALIGN(hdr + e.namelen);
 		VQF_DIRENT_VEC_CHECK(pos == at);
 		k++;
