@@ -98,12 +98,15 @@ static bool cancelling(struct vqf_vshm *s)
 	return poll(&p, 1, 0) == 1;
 }
 
-/* What a channel must be: 0 or the refusal's errno. */
+/*
+ * What a channel must be: 0 or the refusal's errno.  A listening socket
+ * has no peer either.
+ */
 static int check_channel(int fd)
 {
 	struct sockaddr_storage a;
-	socklen_t al = sizeof(a), tl = sizeof(int), cl = sizeof(int);
-	int type = 0, listening = 0;
+	socklen_t al = sizeof(a), tl = sizeof(int);
+	int type = 0;
 	struct stat st;
 
 	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode))
@@ -111,8 +114,7 @@ static int check_channel(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
 	    type != SOCK_STREAM)
 		return -EPROTOTYPE;
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &cl) ||
-	    listening || getpeername(fd, (struct sockaddr *)&a, &al))
+	if (getpeername(fd, (struct sockaddr *)&a, &al))
 		return -ENOTCONN;
 	return 0;
 }
