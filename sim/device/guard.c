@@ -492,7 +492,10 @@ static bool is_change(const struct vqf_dev_req *req)
 	return false;
 }
 
-/* The node ids @req names besides its header's; returns how many. */
+/*
+ * The node ids @req names besides its header's; returns how many (at most
+ * VQF_GUARD_PINS - 1).
+ */
 static unsigned int extra_nodes(const struct vqf_dev_req *req, u64 *ids)
 {
 	switch (req->in.opcode) {

@@ -164,7 +164,8 @@ struct vqf_guard_stats {
  * Per-request state, caller-owned (one per request in flight), set up by
  * vqf_guard_tx_init() before vqf_guard_request().  Opaque to callers.
  */
-#define VQF_GUARD_PINS	3
+/* The header's node id and one other (LINK, RENAME*, COPY_FILE_RANGE). */
+#define VQF_GUARD_PINS	2
 struct vqf_guard_tx {
 	u64 gen;			/* the table's generation when checked */
 	u64 node[VQF_GUARD_PINS];	/* node ids pinned */
@@ -250,7 +251,5 @@ void vqf_guard_done(struct vqf_guard *g, struct vqf_guard_tx *tx);
 
 /* A consistent copy of the counters. */
 void vqf_guard_get_stats(struct vqf_guard *g, struct vqf_guard_stats *out);
-
-/* The errno a counter's refusal carries, by counter name (tests, docs). */
 
 #endif /* VQF_GUARD_H */
