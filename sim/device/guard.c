@@ -374,14 +374,20 @@ void vqf_guard_free(struct vqf_guard *g)
 	free(g);
 }
 
+/* A new generation (lock held): waiters of the old one give up. */
+static void reset_locked(struct vqf_guard *g)
+{
+	clear_all(g);
+	g->gen++;
+	g->st.resets++;
+	pthread_cond_broadcast(&g->idle);
+}
+
 void vqf_guard_reset(struct vqf_guard *g)
 {
 	pthread_mutex_lock(&g->lock);
-	clear_all(g);
-	g->gen++;
+	reset_locked(g);
 	g->stopping = false;
-	g->st.resets++;
-	pthread_cond_broadcast(&g->idle);
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -399,10 +405,7 @@ static void session_reset(struct vqf_guard *g)
 	while (g->pinned && !g->stopping)
 		pthread_cond_wait(&g->idle, &g->lock);
 	g->waiters--;
-	clear_all(g);
-	g->gen++;
-	g->st.resets++;
-	pthread_cond_broadcast(&g->idle);
+	reset_locked(g);
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -1048,8 +1051,9 @@ int vqf_guard_reply(struct vqf_guard *g, struct vqf_guard_tx *tx,
 	} eo;
 	struct fuse_out_header oh;
 	size_t pl = len > ohl ? len - ohl : 0;
-	size_t need = 0, got;
+	size_t need = 0, got = 0;
 	u32 op = req->in.opcode;
+	void *dst = &eo;
 	u8 *buf = NULL;
 	int ret = 0;
 
@@ -1074,11 +1078,12 @@ int vqf_guard_reply(struct vqf_guard *g, struct vqf_guard_tx *tx,
 		break;
 	case FUSE_OPEN:
 	case FUSE_OPENDIR:
+		dst = &eo.o;
 		need = sizeof(eo.o);
 		break;
 	case FUSE_READDIRPLUS:
-		buf = pl ? malloc(pl) : NULL;
 		need = pl;
+		dst = buf = pl ? malloc(pl) : NULL;
 		break;
 	case FUSE_RENAME:
 	case FUSE_RENAME2:
@@ -1087,16 +1092,14 @@ int vqf_guard_reply(struct vqf_guard *g, struct vqf_guard_tx *tx,
 	default:
 		return 0;
 	}
-	if (op == FUSE_READDIRPLUS && pl && !buf) {
+	if (need && !dst) {
 		pthread_mutex_lock(&g->lock);
 		g->st.record_nomem++;
 		pthread_mutex_unlock(&g->lock);
 		return 0;
 	}
-	got = need ? vqf_iov_gather(buf ? (void *)buf :
-				    op == FUSE_OPEN || op == FUSE_OPENDIR ?
-				    (void *)&eo.o : (void *)&eo, need, iov,
-				    iovcnt, ohl) : 0;
+	if (need)
+		got = vqf_iov_gather(dst, need, iov, iovcnt, ohl);
 	pthread_mutex_lock(&g->lock);
 	if (tx->gen != g->gen) {
 		/* Checked before a reset: its ids are the old session's. */
