@@ -1082,6 +1082,16 @@ static void map_start(struct chan *c, u64 off)
 	assert_int_equal(pthread_create(&c->thr, NULL, map_main, c), 0);
 }
 
+/* The same, once the front-end has read that map. */
+static void map_sent(struct chan *c, u64 off)
+{
+	struct vqf_vhost_mmap m;
+
+	map_start(c, off);
+	assert_int_equal(fe_req(c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	assert_int_equal(m.shm_offset, off);
+}
+
 static int map_join(struct chan *c)
 {
 	pthread_join(c->thr, NULL);
@@ -1113,14 +1123,12 @@ static void assert_broken(struct chan *c)
  */
 static void test_ack_duplicate(void **state)
 {
-	struct vqf_vhost_mmap m;
 	struct vqf_vshm_stats st;
 	struct chan c;
 
 	(void)state;
 	chan_open(&c, 0);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 2);
 	assert_int_equal(map_join(&c), -EBADE);
 	st = chan_stats(&c);
@@ -1138,14 +1146,12 @@ static void test_ack_duplicate(void **state)
  */
 static void test_ack_duplicate_then_refused(void **state)
 {
-	struct vqf_vhost_mmap m;
 	struct vqf_vshm_stats st;
 	struct chan c;
 
 	(void)state;
 	chan_open(&c, 0);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
 	assert_int_equal(map_join(&c), 0);
 	/* The repeat, in the socket before the next map. */
@@ -1219,7 +1225,6 @@ static void test_ack_malformed(void **state)
 		{ VQF_VHOST_VERSION, 8 },		/* no REPLY */
 		{ 2 | VQF_VHOST_FLAG_REPLY, 8 },	/* version 2 */
 	};
-	struct vqf_vhost_mmap m;
 	struct vqf_vshm_stats st;
 	unsigned int i;
 	struct chan c;
@@ -1228,8 +1233,7 @@ static void test_ack_malformed(void **state)
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		chan_open(&c, 0);
-		map_start(&c, 0);
-		assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+		map_sent(&c, 0);
 		ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, bad[i].flags,
 			bad[i].size, 0);
 		assert_int_equal(send(c.fe, buf, sizeof(buf), MSG_NOSIGNAL),
@@ -1251,7 +1255,6 @@ static void test_ack_malformed(void **state)
  */
 static void test_ack_split(void **state)
 {
-	struct vqf_vhost_mmap m;
 	struct chan c;
 	u8 buf[VQF_VSHM_ACK_SIZE];
 	int queued;
@@ -1259,8 +1262,7 @@ static void test_ack_split(void **state)
 	(void)state;
 	assert_int_equal(sizeof(buf), VQF_VHOST_HDR_SIZE + sizeof(u64));
 	chan_open(&c, 0);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 5);
 	assert_int_equal(send(c.fe, buf, 7, MSG_NOSIGNAL), 7);
 	do {
@@ -1322,7 +1324,6 @@ static void test_ack_with_fds(void **state)
 		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr a;
 	} cb;
-	struct vqf_vhost_mmap m;
 	struct chan c;
 	struct cmsghdr *cm;
 	u8 buf[VQF_VSHM_ACK_SIZE];
@@ -1344,8 +1345,7 @@ static void test_ack_with_fds(void **state)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 0);
 	assert_int_equal(sendmsg(c.fe, &mh, MSG_NOSIGNAL), sizeof(buf));
 	close(pp[1]);
@@ -1366,15 +1366,13 @@ static void test_ack_with_fds(void **state)
  */
 static void test_ack_eof(void **state)
 {
-	struct vqf_vhost_mmap m;
 	struct vqf_vshm_stats st;
 	struct chan c;
 	u8 buf[VQF_VSHM_ACK_SIZE];
 
 	(void)state;
 	chan_open(&c, 0);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	ack_put(buf, VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS, 8, 0);
 	assert_int_equal(send(c.fe, buf, 12, MSG_NOSIGNAL), 12);
 	shutdown(c.fe, SHUT_WR);
@@ -1401,8 +1399,7 @@ static void test_ack_while_cancelled(void **state)
 
 	(void)state;
 	chan_open(&c, 3600000);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 0);
 	vqf_vshm_cancel(&c.s, true);
 	assert_int_equal(map_join(&c), -ECANCELED);
 	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
@@ -1493,8 +1490,7 @@ static void test_cancel(void **state)
 
 	(void)state;
 	chan_open(&c, 60000);
-	map_start(&c, 2 * PG);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
+	map_sent(&c, 2 * PG);
 	vqf_vshm_cancel(&c.s, true);
 	assert_int_equal(map_join(&c), -ECANCELED);
 	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_UNMAP);
@@ -1521,9 +1517,7 @@ static void test_cancel(void **state)
 	/* The front-end answers all three, late. */
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_UNMAP, 0, 2);
-	map_start(&c, 0);
-	assert_int_equal(fe_req(&c, &m), VQF_VHOST_BACKEND_SHMEM_MAP);
-	assert_int_equal(m.shm_offset, 0);
+	map_sent(&c, 0);
 	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
 	assert_int_equal(map_join(&c), 0);
 	st = chan_stats(&c);
