@@ -1313,6 +1313,74 @@ static void test_ack_split_idle(void **state)
 }
 
 /*
+ * Acks the serving thread reads while idle (vqf_vshm_poll()) are held to
+ * the same rules as a waiting request's: an unmap not waited for, acked
+ * as a MAP (-EBADMSG) or without REPLY (-EPROTO), breaks the channel,
+ * each in its own counter.
+ */
+static void test_ack_idle_refused(void **state)
+{
+	static const struct {
+		u32 req, flags;
+	} bad[] = {
+		{ VQF_VHOST_BACKEND_SHMEM_MAP, ACK_FLAGS },
+		{ VQF_VHOST_BACKEND_SHMEM_UNMAP, VQF_VHOST_VERSION },
+	};
+	struct vqf_vhost_mmap m;
+	struct vqf_vshm_stats st;
+	u8 buf[VQF_VSHM_ACK_SIZE];
+	unsigned int i;
+	struct chan c;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		chan_open(&c, 0);
+		assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 0,
+						PG, false), 0);
+		assert_int_equal(fe_req(&c, &m),
+				 VQF_VHOST_BACKEND_SHMEM_UNMAP);
+		ack_put(buf, bad[i].req, bad[i].flags, 8, 0);
+		assert_int_equal(send(c.fe, buf, sizeof(buf), MSG_NOSIGNAL),
+				 sizeof(buf));
+		assert_true(vqf_vshm_poll(&c.s));
+		st = chan_stats(&c);
+		assert_int_equal(st.acks_mismatched, i == 0);
+		assert_int_equal(st.acks_malformed, i == 1);
+		assert_int_equal(st.unmaps + st.unmap_refused, 0);
+		assert_broken(&c);
+		chan_close(&c);
+	}
+}
+
+/*
+ * The channel's EOF while idle: the serving thread stops watching it (a
+ * hung-up socket polls readable for ever) and breaks nothing - the
+ * connection's own end tells.  A request after it finds the EOF and
+ * breaks the channel (-EPIPE).
+ */
+static void test_eof_idle(void **state)
+{
+	struct vqf_vshm_stats st;
+	struct chan c;
+
+	(void)state;
+	chan_open(&c, 0);
+	assert_int_equal(vqf_vshm_watch_fd(&c.s), c.s.fd);
+	shutdown(c.fe, SHUT_WR);
+	assert_true(vqf_vshm_poll(&c.s));
+	assert_int_equal(vqf_vshm_watch_fd(&c.s), -1);
+	assert_true(vqf_vshm_ready(&c.s));
+	assert_false(readable(c.s.broken_fd, 0));
+	assert_int_equal(vqf_vshm_unmap(&c.s, VQF_VHOST_SHMID_CACHE, 0, PG,
+					false), -EPIPE);
+	st = chan_stats(&c);
+	assert_int_equal(st.timeouts + st.acks_malformed + st.acks_mismatched +
+			 st.acks_unsolicited + st.cancelled, 0);
+	assert_broken(&c);
+	chan_close(&c);
+}
+
+/*
  * An ack with descriptors attached (SCM_RIGHTS on the channel): the ack
  * is taken, the descriptors are closed, not kept - the write end of a
  * pipe sent along reads as gone at once, and chan_close() finds no
@@ -2153,6 +2221,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ack_malformed),
 		cmocka_unit_test(test_ack_split),
 		cmocka_unit_test(test_ack_split_idle),
+		cmocka_unit_test(test_ack_idle_refused),
+		cmocka_unit_test(test_eof_idle),
 		cmocka_unit_test(test_ack_with_fds),
 		cmocka_unit_test(test_ack_eof),
 		cmocka_unit_test(test_ack_while_cancelled),
