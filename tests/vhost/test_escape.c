@@ -59,6 +59,7 @@
 #include "vqf_vring_thread.h"
 
 #include "vhost_fe.h"
+#include "vhost_daemon.h"
 
 #define NREQ		1
 #define NQ		(1 + NREQ)
@@ -77,8 +78,6 @@ struct fe {
 #define FORGED		0x4141414141414141ull
 #define SECRET		"host secret: never served\n"
 #define Q		1	/* the request queue */
-/* Bounds for a hang or an exit, far beyond a loaded machine's. */
-#define WAIT_MS		60000
 
 enum be { BE_VQFUSE, BE_NULL, BE_PTLL };
 static const char *const be_name[] = { "vqfuse", "null", "passthrough_ll" };
@@ -135,14 +134,6 @@ static char **wrap_words(unsigned int *n)
 	     p = strtok_r(NULL, " ", &save))
 		w[(*n)++] = p;
 	return w;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
 }
 
 static void path_in(const struct esc *e, const char *name, char *out,
@@ -214,14 +205,12 @@ static void host_tree(struct esc *e)
 /* The daemon: the program, the run's backend and sandbox, @extra. */
 static void spawn(struct esc *e, const char *const *extra)
 {
-	char sock[96], lg[96], be_opt[48], sb_opt[48];
+	char sock[96], be_opt[48], sb_opt[48];
 	const char *argv[48];
 	unsigned int a = 0, i, nw;
 	char **w = wrap_words(&nw);
-	int fd;
 
 	path_in(e, "s", sock, sizeof(sock));
-	path_in(e, "log", lg, sizeof(lg));
 	snprintf(be_opt, sizeof(be_opt), "--backend=%s",
 		 be_name[e->run->be]);
 	snprintf(sb_opt, sizeof(sb_opt), "--sandbox=%s", e->run->sandbox);
@@ -244,61 +233,22 @@ static void spawn(struct esc *e, const char *const *extra)
 	while (extra && *extra && a < 46)
 		argv[a++] = *extra++;
 	argv[a] = NULL;
-	e->pid = fork();
-	assert_true(e->pid >= 0);
-	if (!e->pid) {
-		fd = open(lg, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			dup2(fd, 2);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
+	e->pid = daemon_spawn(e->dir, argv);
 }
 
-static bool log_has(const struct esc *e, const char *what, char *lg,
-		    size_t size)
-{
-	char p[96];
-	ssize_t n;
-	int fd;
-
-	path_in(e, "log", p, sizeof(p));
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, lg, size - 1);
-	close(fd);
-	lg[n > 0 ? n : 0] = 0;
-	return what && strstr(lg, what);
-}
-
-/* Waits (bounded) for the daemon to listen and connects a front-end. */
+/* A front-end, once the daemon listens. */
 static void connect_fe(struct esc *e)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	static char lg[16384];
-	long long t0 = mono_ms();
+	char sock[96];
 	struct fe *f;
 
-	while (!log_has(e, "listening on", lg, sizeof(lg))) {
-		if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
-			e->pid = 0;
-			fail_msg("the daemon ended at its start:\n%s", lg);
-		}
-		if (mono_ms() - t0 > 2 * WAIT_MS)
-			fail_msg("the daemon did not listen:\n%s", lg);
-		usleep(10000);
-	}
 	f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	f->sv[1] = -1;
 	f->hup_fails = true;	/* a crash fails now, not at the bound */
 	fe_ram_init(f);
-	path_in(e, "s", sa.sun_path, sizeof(sa.sun_path));
-	f->sv[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(f->sv[0] >= 0);
-	assert_int_equal(connect(f->sv[0], (struct sockaddr *)&sa,
-				 sizeof(sa)), 0);
+	path_in(e, "s", sock, sizeof(sock));
+	f->sv[0] = daemon_connect(e->dir, &e->pid, sock);
 	e->f = f;
 }
 
@@ -321,23 +271,6 @@ static void fe_close(struct esc *e)
 	fe_ram_free(e->f);
 	free(e->f);
 	e->f = NULL;
-}
-
-/* The daemon's exit status (bounded wait); 128 + signal if killed. */
-static int wait_exit(struct esc *e)
-{
-	long long t0 = mono_ms();
-	int st = 0;
-
-	while (mono_ms() - t0 < 2 * WAIT_MS) {
-		if (waitpid(e->pid, &st, WNOHANG) == e->pid) {
-			e->pid = 0;
-			return WIFEXITED(st) ? WEXITSTATUS(st) :
-			       128 + WTERMSIG(st);
-		}
-		usleep(10000);
-	}
-	return -1;
 }
 
 static bool need_root(void)
@@ -870,7 +803,7 @@ static void check_log(struct esc *e)
 	const char *g, *p;
 	unsigned int c;
 
-	log_has(e, NULL, lg, sizeof(lg));
+	daemon_log(e->dir, lg, sizeof(lg));
 	p = strstr(lg, "device: ");
 	if (!p || sscanf(p, "device: %*u requests, %*u hiprio, %llu refused",
 			 &n) != 1 || n != e->parsed_out)
@@ -942,11 +875,11 @@ static void test_escape(void **state)
 	alive(e);
 
 	fe_close(e);
-	rc = wait_exit(e);
+	rc = daemon_wait(&e->pid);
 	if (rc) {
 		static char lg[65536];
 
-		log_has(e, NULL, lg, sizeof(lg));
+		daemon_log(e->dir, lg, sizeof(lg));
 		fail_msg("the daemon exited %d:\n%s", rc, lg);
 	}
 	check_log(e);
@@ -1016,7 +949,7 @@ static void test_pdeathsig(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	t0 = mono_ms();
 	while ((w = waitpid(child, &st, WNOHANG)) == 0 &&
-	       mono_ms() - t0 < WAIT_MS)
+	       mono_ms() - t0 < DAEMON_WAIT_MS)
 		usleep(10000);
 	if (w != child)
 		fail_msg("the sandboxed child %d outlived its parent",

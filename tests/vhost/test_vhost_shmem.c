@@ -43,6 +43,7 @@
 #include "vqf_vring_thread.h"
 
 #include "vhost_fe.h"
+#include "vhost_daemon.h"
 
 #define NREQ		1
 #define NQ		(1 + NREQ)
@@ -1795,16 +1796,15 @@ static void path_in(const struct cli *c, const char *name, char *out,
  */
 static void cli_spawn(struct cli *c, const char *const *extra, unsigned int n)
 {
-	char sock[96], shared[128], lg[128], p[160];
+	char sock[96], shared[128], p[160];
 	const char *argv[16];
-	unsigned int i, a = 0, tries;
-	int fd, ret;
+	unsigned int i, a = 0;
+	int fd;
 
 	strcpy(c->dir, "/tmp/vqf-guests-XXXXXX");
 	assert_non_null(mkdtemp(c->dir));
 	path_in(c, "s", sock, sizeof(sock));
 	path_in(c, "shared", shared, sizeof(shared));
-	path_in(c, "log", lg, sizeof(lg));
 	assert_int_equal(mkdir(shared, 0755), 0);
 	snprintf(p, sizeof(p), "%s/f", shared);
 	fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
@@ -1827,27 +1827,8 @@ static void cli_spawn(struct cli *c, const char *const *extra, unsigned int n)
 	while (*extra && a < 15)
 		argv[a++] = *extra++;
 	argv[a] = NULL;
-	c->pid = fork();
-	assert_true(c->pid >= 0);
-	if (!c->pid) {
-		fd = open(lg, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-		if (fd >= 0)
-			dup2(fd, 2);
-		execv(sim_bin, (char *const *)argv);
-		_exit(127);
-	}
-	/* Bounded by tries, far beyond a loaded machine's start-up. */
+	c->pid = daemon_spawn(c->dir, argv);
 	for (i = 0; i < n; i++) {
-		if (n > 1)
-			snprintf(p, sizeof(p), "%s.%u", sock, i);
-		else
-			snprintf(p, sizeof(p), "%s", sock);
-		for (tries = 0; tries < 12000 && access(p, F_OK); tries++)
-			usleep(10000);
-		assert_int_equal(access(p, F_OK), 0);
-	}
-	for (i = 0; i < n; i++) {
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		struct fe *f = calloc(1, sizeof(*f));
 
 		assert_non_null(f);
@@ -1856,23 +1837,10 @@ static void cli_spawn(struct cli *c, const char *const *extra, unsigned int n)
 		f->table_rw = -1;
 		fe_side_init(f);
 		if (n > 1)
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%u",
-				 sock, i);
+			snprintf(p, sizeof(p), "%s.%u", sock, i);
 		else
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-		f->sv[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		assert_true(f->sv[0] >= 0);
-		/* The file is there from bind(); connect() is refused until
-		 * listen(): retried, bounded only against a hang.
-		 */
-		for (tries = 0;; tries++) {
-			ret = connect(f->sv[0], (struct sockaddr *)&sa,
-				      sizeof(sa));
-			if (!ret || errno != ECONNREFUSED || tries == 12000)
-				break;
-			usleep(10000);
-		}
-		assert_int_equal(ret, 0);
+			snprintf(p, sizeof(p), "%s", sock);
+		f->sv[0] = daemon_connect(c->dir, &c->pid, p);
 		c->g[i] = f;
 	}
 }
@@ -1934,22 +1902,6 @@ static void fe_cli_close(struct fe *f)
 	free(f);
 }
 
-/* The daemon's exit status once both front-ends went (bounded wait). */
-static int cli_wait(struct cli *c)
-{
-	unsigned int tries;
-	int st = 0;
-
-	for (tries = 0; tries < 12000; tries++) {
-		if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
-			c->pid = 0;
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-		}
-		usleep(10000);
-	}
-	return -1;
-}
-
 static int teardown_cli(void **state)
 {
 	struct cli *c = *state;
@@ -1967,22 +1919,6 @@ static int teardown_cli(void **state)
 	rm_dir(c->dir);
 	free(c);
 	return 0;
-}
-
-/* The log of the daemon, which exited: its stderr, in @buf. */
-static void cli_log(const struct cli *c, char *buf, size_t size)
-{
-	char p[160];
-	ssize_t n;
-	int fd;
-
-	path_in(c, "log", p, sizeof(p));
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	n = read(fd, buf, size - 1);
-	close(fd);
-	assert_true(n > 0);
-	buf[n] = 0;
 }
 
 /* INIT asking for the version extension; the hub must grant it. */
@@ -2104,20 +2040,12 @@ static void test_cli_guests(void **state)
 	fe_cli_close(a);
 	fe_cli_close(b);
 	c->g[0] = c->g[1] = NULL;
-	assert_int_equal(cli_wait(c), 0);
-	cli_log(c, lg, sizeof(lg));
+	assert_int_equal(daemon_wait(&c->pid), 0);
+	daemon_log(c->dir, lg, sizeof(lg));
 	if (!strstr(lg, "hub: 2 guests"))
 		fail_msg("daemon log:\n%s", lg);
 	assert_non_null(strstr(lg, "guest 0: front-end disconnected"));
 	assert_non_null(strstr(lg, "guest 1: front-end disconnected"));
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -2155,12 +2083,12 @@ static void cli_unanswered(struct cli *c, bool hangup)
 	} else {
 		assert_int_equal(kill(c->pid, SIGTERM), 0);
 	}
-	rc = cli_wait(c);
+	rc = daemon_wait(&c->pid);
 	ms = mono_ms() - t0;
 	print_message("vqfuse-sim exited %lld ms after the %s\n", ms,
 		      hangup ? "hang-up" : "SIGTERM");
 	assert_int_equal(rc, 0);
-	cli_log(c, lg, sizeof(lg));
+	daemon_log(c->dir, lg, sizeof(lg));
 	if (!strstr(lg, " 0 breaks (0 timeouts)") ||
 	    !strstr(lg, "; 1 cancelled, 1 undo unmaps;"))
 		fail_msg("daemon log:\n%s", lg);
