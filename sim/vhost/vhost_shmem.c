@@ -188,7 +188,8 @@ static void broke(struct vqf_vshm *s, int err)
 		break;
 	}
 	pthread_mutex_unlock(&s->stlock);
-	(void)!write(s->broken_fd, &one, sizeof(one));	/* may be readable */
+	/* It may be readable already: a failed write changes nothing. */
+	(void)!write(s->broken_fd, &one, sizeof(one));
 }
 
 static long long now_ms(void)

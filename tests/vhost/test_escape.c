@@ -924,7 +924,7 @@ static void test_pdeathsig(void **state)
 	e = calloc(1, sizeof(*e));
 	assert_non_null(e);
 	e->run = &r;
-	*state = e;		/* teardown() cleans up, even after a failure */
+	*state = e;	/* teardown() cleans up, even after a failure */
 	/* the orphaned child comes to us: its end is seen, and reaped */
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	host_tree(e);
