@@ -64,10 +64,10 @@
  * counted on the backend's side; dotdot_root).
  *
  * FORGET and BATCH_FORGET (no reply): an entry for an id the guest does
- * not hold is dropped (forget_unknown), one above the count is cut to it
- * (forget_clamped); what is left goes to the backend.  The root's count
- * is only what backends handed out: forgets of the root's synthesized
- * entries are dropped.
+ * not hold, or with count 0, is dropped (forget_unknown), one above the
+ * count is cut to it (forget_clamped); what is left goes to the backend.
+ * The root's count is only what backends handed out: forgets of the
+ * root's synthesized entries are dropped.
  *
  * Requests in flight: a request holds a pin on the node ids and handles
  * it names from its check until its reply was delivered (or it ended
