@@ -188,6 +188,13 @@ enum vqf_vu_sandbox vqf_vu_sandbox_of(const struct vqf_vu_opts *o);
 enum vqf_vu_seccomp vqf_vu_seccomp_of(const struct vqf_vu_opts *o);
 
 /*
+ * Why the namespace and chroot sandboxes cannot serve @shared, or NULL:
+ * their root holds the shared directory at its own path beside a proc of
+ * their own at /proc, so neither "/" nor /proc or beneath it fits.
+ */
+const char *vqf_vu_sandbox_unfit(const char *shared);
+
+/*
  * Enters @c->sandbox.  With namespace and chroot the caller forks: this
  * returns 0 in the child, which goes on serving; the parent stays
  * outside, waits for it, forwards SIGTERM, SIGINT and SIGHUP, removes

@@ -493,6 +493,7 @@ static unsigned long long fds_needed(const struct vqf_vu_opts *o)
 /* Once parsed: what the options mean together. */
 static int vu_check(const struct vqf_vu_opts *o)
 {
+	const char *why;
 	struct stat st;
 	int ret;
 
@@ -533,6 +534,12 @@ static int vu_check(const struct vqf_vu_opts *o)
 		return vqf_cli_bad_usage("--sandbox=chroot: needs root; "
 					 "unprivileged, the namespace sandbox "
 					 "runs in a user namespace");
+	why = vqf_vu_sandbox_of(o) == VQF_VU_SANDBOX_NONE ? NULL :
+	      vqf_vu_sandbox_unfit(o->shared);
+	if (why)
+		return vqf_cli_bad_usage("--shared-dir=%s: %s (--sandbox=none "
+					 "serves it unconfined)", o->shared,
+					 why);
 	if ((o->n_uid_map || o->n_gid_map) &&
 	    vqf_vu_sandbox_of(o) != VQF_VU_SANDBOX_NAMESPACE)
 		return vqf_cli_bad_usage("--uid-map, --gid-map: need "

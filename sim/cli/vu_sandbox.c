@@ -337,6 +337,20 @@ static int sb_userns(const struct vqf_vu_opts *o, int nfd_r, int nfd_w,
 
 /* ---- the root ---- */
 
+const char *vqf_vu_sandbox_unfit(const char *shared)
+{
+	char real[PATH_MAX];
+
+	/* a path that does not resolve is sandbox_enter()'s to report */
+	if (!realpath(shared, real))
+		return NULL;
+	if (!strcmp(real, "/"))
+		return "the sandbox's root cannot be the host's /";
+	if (!strcmp(real, "/proc") || !strncmp(real, "/proc/", 6))
+		return "the sandbox's root keeps /proc for its own proc";
+	return NULL;
+}
+
 /* mkdir -p of @rel (relative to the current directory). */
 static int mkdirs(const char *rel)
 {

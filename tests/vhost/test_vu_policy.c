@@ -259,6 +259,13 @@ static void test_refused(void **state)
 	vqf_vu_opts_release(&o);
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--sandbox",
 			       "none", "--uid-map=:0:0:1:", NULL), 2);
+	/* the sandbox's root cannot hold / or /proc; unconfined, it can */
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "/", NULL), 2);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "/proc/sys",
+			       "--sandbox=chroot", NULL), 2);
+	assert_int_equal(parse(&o, "--fd=3", "--shared", "/",
+			       "--sandbox=none", NULL), 0);
+	vqf_vu_opts_release(&o);
 	/* at most VQF_VU_IDMAPS maps: 8 are taken, a 9th is refused */
 	assert_int_equal(VQF_VU_IDMAPS, 8);
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
