@@ -303,9 +303,11 @@ static int add_idmap(const char *name, const char *val,
 						 "host_id:count:", name, val);
 		p = e + 1;
 	}
-	if (*p || !v[2])
-		return vqf_cli_bad_usage("%s=%s: not :namespace_id:host_id:"
-					 "count: (a count above 0)", name, val);
+	if (*p)
+		return vqf_cli_bad_usage("%s=%s: text after the closing '%c'",
+					 name, val, sep);
+	if (!v[2])
+		return vqf_cli_bad_usage("%s=%s: a count of 0", name, val);
 	m[*n].inside = v[0];
 	m[*n].outside = v[1];
 	m[*n].count = v[2];

@@ -206,63 +206,151 @@ static void test_comma_escape(void **state)
 	rmdir(cdir);
 }
 
+/*
+ * vqf_vu_parse() of a NULL-terminated list must refuse it with exit 2
+ * and @needle in what it says on stderr: each refusal names its cause.
+ */
+static void refused(const char *needle, ...)
+{
+	char path[] = "/tmp/vqf-vu-err.XXXXXX", err[1024];
+	struct vqf_vu_opts o;
+	int fd, save, ret;
+	va_list ap;
+	ssize_t n;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	fflush(stderr);
+	save = dup(2);
+	assert_true(save >= 0 && dup2(fd, 2) == 2);
+	va_start(ap, needle);
+	ret = parse_v(&o, ap);
+	va_end(ap);
+	fflush(stderr);
+	dup2(save, 2);
+	close(save);
+	n = pread(fd, err, sizeof(err) - 1, 0);
+	close(fd);
+	err[n > 0 ? n : 0] = 0;
+	if (!ret)
+		vqf_vu_opts_release(&o);
+	if (ret != 2 || !strstr(err, needle))
+		print_error("want exit 2 and '%s', got %d: %s\n", needle, ret,
+			    err);
+	assert_int_equal(ret, 2);
+	assert_non_null(strstr(err, needle));
+}
+
 /* Everything refused is refused with exit 2, never ignored. */
 static void test_refused(void **state)
 {
-	static const char *const bad[][4] = {
-		{ "--bogus" }, { "-z" }, { "-o", "bogus" },
-		{ "-o", "cache=sometimes" }, { "--cache=sometimes" },
-		{ "--uid-map=:0:0:1" }, { "--uid-map=:0:0:0:" },
-		{ "--uid-map=:0:x:1:" }, { "--gid-map=/0/0/1:" },
-		{ "--uid-map=:0:4294967296:1:" }, { "--uid-map=:-1:0:1:" },
-		{ "--uid-map=:0x10:0:1:" }, { "--uid-map=: 1:0:1:" },
-		{ "--uid-map=:1:0:1::" }, { "--uid-map=:" }, { "--uid-map=" },
-		{ "--translate-uid=map" }, { "--translate-uid=map:1:1:" },
-		{ "--translate-uid=map:1:1:1:5" },
-		{ "--translate-uid=forbid-guest:1" },
-		{ "--modcaps=+" }, { "--modcaps=" }, { "-o", "modcaps=" },
-		{ "--modcaps=+chown::-fsetid" }, { "--modcaps=+chown:" }, { "--modcaps=+chown,-fsetid" },
-		{ "--modcaps=++chown" }, { "--modcaps=+12" },
-		{ "--translate-uid=squash-guest:0:1000:65536" },
-		{ "--translate-gid=map:0:1000:1" }, { "--translate-uid=x:1:1:1" },
-		{ "--modcaps=+bogus" }, { "--modcaps=chown" },
-		{ "-o", "modcaps=-nope" }, { "--xattrmap=:map::x.:" },
-		{ "--posix-acl" }, { "-o", "posix_acl" },
-		{ "-o", "killpriv_v2" }, { "--daemonize" },
-		{ "--inode-file-handles=prefer" }, { "--sandbox=jail" },
-		{ "--seccomp=maybe" }, { "--log-level=loud" },
-		{ "--thread-pool-size=257" }, { "--fd=-1" },
-		{ "--socket-group=no-such-group-here" },
-		{ "--xattr=yes" }, { "-dx" },
+	static const struct {
+		const char *arg, *val, *says;
+	} bad[] = {
+		{ "--bogus", NULL, "unknown option '--bogus'" },
+		{ "-z", NULL, "unknown option '-z'" },
+		{ "-o", "bogus", "unknown option '-o bogus'" },
+		{ "-o", "cache=sometimes", "-o cache: unknown cache mode" },
+		{ "--cache=sometimes", NULL, "--cache: unknown cache mode" },
+		{ "--uid-map=:0:0:1", NULL,
+		  "--uid-map=:0:0:1: not :namespace_id:host_id:count:" },
+		{ "--uid-map=:0:0:0:", NULL, ":0:0:0:: a count of 0" },
+		{ "--uid-map=:0:x:1:", NULL, ":0:x:1:: not :namespace_id" },
+		{ "--gid-map=/0/0/1:", NULL,
+		  "--gid-map=/0/0/1:: not :namespace_id" },
+		{ "--uid-map=:0:4294967296:1:", NULL,
+		  ":0:4294967296:1:: not :namespace_id" },
+		{ "--uid-map=:-1:0:1:", NULL, ":-1:0:1:: not :namespace_id" },
+		{ "--uid-map=:0x10:0:1:", NULL,
+		  ":0x10:0:1:: not :namespace_id" },
+		{ "--uid-map=: 1:0:1:", NULL, ": 1:0:1:: not :namespace_id" },
+		{ "--uid-map=:1:0:1::", NULL,
+		  ":1:0:1::: text after the closing ':'" },
+		{ "--uid-map=:", NULL, "--uid-map=:: not :namespace_id" },
+		{ "--uid-map=", NULL, "--uid-map: empty value" },
+		{ "--translate-uid=map", NULL, "map: unknown type" },
+		{ "--translate-uid=map:1:1:", NULL,
+		  "map:1:1:: not map:from:to:count" },
+		{ "--translate-uid=map:1:1:1:5", NULL,
+		  "map:1:1:1:5: not map:from:to:count" },
+		{ "--translate-uid=forbid-guest:1", NULL,
+		  "forbid-guest:1: not forbid-guest:base:count" },
+		{ "--translate-uid=squash-guest:0:1000:65536", NULL,
+		  "translating ids (squash-guest) is not implemented" },
+		{ "--translate-gid=map:0:1000:1", NULL,
+		  "--translate-gid=map:0:1000:1: translating ids (map)" },
+		{ "--translate-uid=x:1:1:1", NULL, "x:1:1:1: unknown type" },
+		{ "--modcaps=+", NULL, "'+' is not +name or -name" },
+		{ "--modcaps=", NULL, "--modcaps: empty value" },
+		{ "-o", "modcaps=", "--modcaps: empty list" },
+		{ "--modcaps=+chown::-fsetid", NULL,
+		  "'' is not +name or -name" },
+		{ "--modcaps=+chown:", NULL, "'' is not +name or -name" },
+		{ "--modcaps=+chown,-fsetid", NULL,
+		  "'+chown,-fsetid' is not +name" },
+		{ "--modcaps=++chown", NULL, "'++chown' is not +name" },
+		{ "--modcaps=+12", NULL, "'+12' is not +name" },
+		{ "--modcaps=+bogus", NULL, "'+bogus' is not +name" },
+		{ "--modcaps=chown", NULL, "'chown' is not +name" },
+		{ "-o", "modcaps=-nope", "'-nope' is not +name" },
+		{ "--xattrmap=:map::x.:", NULL,
+		  "virtiofsd's --xattrmap is not supported" },
+		{ "--posix-acl", NULL, "virtiofsd's --posix-acl is not" },
+		{ "-o", "posix_acl", "virtiofsd's -o posix_acl is not" },
+		{ "-o", "killpriv_v2", "virtiofsd's -o killpriv_v2 is not" },
+		{ "--daemonize", NULL, "virtiofsd's --daemonize is not" },
+		{ "--inode-file-handles=prefer", NULL,
+		  "virtiofsd's --inode-file-handles is not" },
+		{ "--sandbox=jail", NULL, "--sandbox: unknown value 'jail'" },
+		{ "--seccomp=maybe", NULL,
+		  "--seccomp: unknown value 'maybe'" },
+		{ "--log-level=loud", NULL, "unknown log level 'loud'" },
+		{ "--thread-pool-size=257", NULL,
+		  "--thread-pool-size: invalid value '257'" },
+		{ "--fd=-1", NULL, "--fd: invalid value '-1'" },
+		{ "--socket-group=no-such-group-here", NULL,
+		  "no group 'no-such-group-here'" },
+		{ "--xattr=yes", NULL, "--xattr takes no value" },
+		{ "-dx", NULL, "-d takes no value" },
 	};
 	struct vqf_vu_opts o;
 
 	(void)state;
-	for (unsigned int i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		const char *const *b = bad[i];
-
-		assert_int_equal(parse(&o, "--socket", "/tmp/s", "--shared",
-				       "DIR", b[0], b[1], NULL), 2);
-	}
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		refused(bad[i].says, "--socket", "/tmp/s", "--shared", "DIR",
+			bad[i].arg, bad[i].val, NULL);
 	/* what must go together */
-	assert_int_equal(parse(&o, "--shared", "DIR", NULL), 2);
-	assert_int_equal(parse(&o, "--fd=3", NULL), 2);
-	assert_int_equal(parse(&o, "--fd=3", "--socket-path=/tmp/s",
-			       "--shared", "DIR", NULL), 2);
-	assert_int_equal(parse(&o, "--fd=3", "--socket-group=root",
-			       "--shared", "DIR", NULL), 2);
+	refused("--socket PATH (or --socket-path, or --fd N) is required",
+		"--shared", "DIR", NULL);
+	refused("--shared DIR (or --shared-dir, or -o source=) is required",
+		"--fd=3", NULL);
+	refused("--fd and --socket-path (--socket) exclude each other",
+		"--fd=3", "--socket-path=/tmp/s", "--shared", "DIR", NULL);
+	refused("--socket-group needs --socket-path", "--fd=3",
+		"--socket-group=root", "--shared", "DIR", NULL);
+	refused("--shared: /nonexistent: not a directory", "--fd=3",
+		"--shared", "/nonexistent", NULL);
+	refused("--queue-size: 3 is not a power of two", "--fd=3",
+		"--shared", "DIR", "--queue-size=3", NULL);
+	refused("--guests: needs --socket PATH", "--fd=3", "--shared", "DIR",
+		"--guests=2", NULL);
+	refused("--rlimit-nofile=8: too few descriptors: need at least",
+		"--fd=3", "--shared", "DIR", "--rlimit-nofile=8", NULL);
 	/* an unsafe backend only with --trust-guest */
-	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--backend",
-			       "passthrough_ll", NULL), 2);
+	refused("give --trust-guest", "--fd=3", "--shared", "DIR",
+		"--backend", "passthrough_ll", NULL);
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--backend",
 			       "passthrough_ll", "--trust-guest", NULL), 0);
 	vqf_vu_opts_release(&o);
-	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR", "--sandbox",
-			       "none", "--uid-map=:0:0:1:", NULL), 2);
+	refused("--uid-map, --gid-map: need --sandbox=namespace", "--fd=3",
+		"--shared", "DIR", "--sandbox", "none", "--uid-map=:0:0:1:",
+		NULL);
 	/* the sandbox's root cannot hold / or /proc; unconfined, it can */
-	assert_int_equal(parse(&o, "--fd=3", "--shared", "/", NULL), 2);
-	assert_int_equal(parse(&o, "--fd=3", "--shared", "/proc/sys",
-			       "--sandbox=chroot", NULL), 2);
+	refused("--shared-dir=/: the sandbox's root cannot be the host's /",
+		"--fd=3", "--shared", "/", NULL);
+	refused("--shared-dir=/proc/sys: the sandbox's root keeps /proc",
+		"--fd=3", "--shared", "/proc/sys", "--sandbox=chroot", NULL);
 	assert_int_equal(parse(&o, "--fd=3", "--shared", "/",
 			       "--sandbox=none", NULL), 0);
 	vqf_vu_opts_release(&o);
@@ -276,14 +364,14 @@ static void test_refused(void **state)
 			       NULL), 0);
 	assert_int_equal(o.n_uid_map, 8);
 	vqf_vu_opts_release(&o);
-	assert_int_equal(parse(&o, "--fd=3", "--shared", "DIR",
-			       "--uid-map=:0:0:1:", "--uid-map=:1:1:1:",
-			       "--uid-map=:2:2:1:", "--uid-map=:3:3:1:",
-			       "--uid-map=:4:4:1:", "--uid-map=:5:5:1:",
-			       "--uid-map=:6:6:1:", "--uid-map=:7:7:1:",
-			       "--uid-map=:8:8:1:", NULL), 2);
-	assert_int_equal(parse(&o, "--fd", "3", "--shared", "DIR", "--backend",
-			       "passthrough_ll", "--cache=always", NULL), 2);
+	refused("--uid-map: more than 8 maps", "--fd=3", "--shared", "DIR",
+		"--uid-map=:0:0:1:", "--uid-map=:1:1:1:", "--uid-map=:2:2:1:",
+		"--uid-map=:3:3:1:", "--uid-map=:4:4:1:", "--uid-map=:5:5:1:",
+		"--uid-map=:6:6:1:", "--uid-map=:7:7:1:", "--uid-map=:8:8:1:",
+		NULL);
+	refused("--timeout, --cache: not with passthrough_ll", "--fd", "3",
+		"--shared", "DIR", "--backend", "passthrough_ll",
+		"--trust-guest", "--cache=always", NULL);
 	/* --print-capabilities needs nothing else */
 	assert_int_equal(parse(&o, "--print-capabilities", NULL), 0);
 	assert_true(o.print_caps);
