@@ -478,6 +478,12 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 		vqf_vu_opts_release(&o);
 		return 0;
 	}
+	/*
+	 * Only stdio and --fd's socket are the caller's to give: any other
+	 * descriptor it left open (a directory above all) would reach past
+	 * the sandbox's root.
+	 */
+	vqf_vu_close_all_but(o.fd, -1);
 	log_out = open_log(&o);
 	log_level = o.log_level;
 	if (o.rlimit_nofile) {

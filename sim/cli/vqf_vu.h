@@ -206,6 +206,9 @@ const char *vqf_vu_sandbox_unfit(const char *shared);
 int vqf_vu_sandbox_enter(const struct vqf_vu_opts *o, struct vqf_vu_conf *c,
 			 const char *const *socks, FILE *log);
 
+/* Closes every descriptor from 3 up but @a and @b (-1: none). */
+void vqf_vu_close_all_but(int a, int b);
+
 /* Socket @i (@path outside a sandbox) is no longer listened on. */
 void vqf_vu_socket_gone(const struct vqf_vu_conf *c, unsigned int i,
 			const char *path);

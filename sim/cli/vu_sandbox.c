@@ -121,13 +121,7 @@ static void sb_unlink(const char *path)
 		unlink(path);
 }
 
-/*
- * The parent's whole life: wait for @pid, forward the stop signals,
- * remove the sockets it names through @nfd (-1: none), exit with its
- * status.
- */
-/* Closes every descriptor from 3 up but @a and @b (-1: none). */
-static void close_all_but(int a, int b)
+void vqf_vu_close_all_but(int a, int b)
 {
 	int keep[2] = { a < b ? a : b, a < b ? b : a };
 	unsigned int from = 3, i;
@@ -142,7 +136,11 @@ static void close_all_but(int a, int b)
 	close_range(from, ~0u, 0);
 }
 
-/* @life: kept open until the parent exits (see sb_fork()). */
+/*
+ * The parent's whole life: wait for @pid, forward the stop signals,
+ * remove the sockets it names through @nfd (-1: none), exit with its
+ * status.  @life: kept open until the parent exits (see sb_fork()).
+ */
 static void __attribute__((noreturn)) sb_parent(pid_t pid, int nfd,
 						int life,
 						const char *const *socks)
@@ -160,7 +158,7 @@ static void __attribute__((noreturn)) sb_parent(pid_t pid, int nfd,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	/* Nothing of the daemon's stays open here: the child serves. */
-	close_all_but(nfd, life);
+	vqf_vu_close_all_but(nfd, life);
 	for (n = 0; socks && socks[n]; n++)
 		;
 	while (nfd >= 0) {

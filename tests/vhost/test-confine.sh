@@ -10,8 +10,10 @@
 # CapBnd as documented, the start line naming it all; then it serves a
 # front-end (a python3 client: GET_FEATURES, GET_QUEUE_NUM, hang-up) and
 # exits 0 with its socket removed.  SIGTERM to the parent outside the
-# sandbox stops the child.  As root, an unprivileged start (uid 65534,
-# setpriv) runs in a user namespace with --uid-map and serves as well.
+# sandbox stops the child.  A directory the caller left open is not
+# among the serving process's descriptors.  As root, an unprivileged
+# start (uid 65534, setpriv) runs in a user namespace with --uid-map and
+# serves as well.
 # Needs root and python3 (skipped without them).
 set -u
 SIM=${1:?usage: test-confine.sh path/to/vqfuse-sim}
@@ -31,10 +33,11 @@ S=$T/vfs.sock
 CAPS=00000000880000db
 
 # start ARGS...: the daemon on $S in the background ($pid), once it has
-# said it listens; $cpid is the process that serves
+# said it listens; $cpid is the process that serves.  It inherits a
+# descriptor of $T, outside the shared directory (see inherited).
 start() {
 	vu_start listening ${AS:-} "$SIM" vhost-user --socket "$S" \
-		--shared "$SH" "$@"
+		--shared "$SH" "$@" 7<"$T"
 	cpid=$pid
 	# the serving process is the innermost descendant
 	while c=$(pgrep -P "$cpid" | head -n 1) && [ -n "$c" ]; do
@@ -91,6 +94,15 @@ sandboxed_root() {
 		fail "$1: the root is no read-only tmpfs"
 }
 
+# inherited DESC: the directory start() left open is not among the
+# serving process's descriptors (an openat() from it reaches past the
+# root, and past Landlock where the kernel lacks it)
+inherited() {
+	for f in /proc/"$cpid"/fd/*; do
+		[ "$f" -ef "$T" ] && fail "$1: $f, inherited, is the host's $T"
+	done
+}
+
 caps() {
 	[ "$(awk '/^CapEff:/ { print $2 }' /proc/$cpid/status)" = $CAPS ] ||
 		fail "$1: $(grep ^CapEff: /proc/$cpid/status), not $CAPS"
@@ -105,6 +117,7 @@ d="namespace"
 threads "$d"
 ns "$d" "user" "mnt pid net ipc uts"
 sandboxed_root "$d"
+inherited "$d"
 caps "$d"
 [ "$(wc -l </proc/$cpid/mountinfo)" = 3 ] ||
 	fail "$d: $(wc -l </proc/$cpid/mountinfo) mounts, not 3"
@@ -123,6 +136,7 @@ d="chroot"
 threads "$d"
 ns "$d" "user pid net ipc uts" "mnt"
 sandboxed_root "$d"
+inherited "$d"
 caps "$d"
 grep -q "confined: sandbox chroot (mount); .*seccomp log" "$T/log" ||
 	fail "$d: start line"
@@ -136,6 +150,7 @@ d="none"
 threads "$d"
 ns "$d" "user mnt pid net ipc uts" ""
 [ -e /proc/$cpid/root/etc ] || fail "$d: not the host's root"
+inherited "$d"
 [ "$(awk '/^CapEff:/ { print $2 }' /proc/$cpid/status)" = 00000000808000db ] ||
 	fail "$d: --modcaps: $(grep ^CapEff: /proc/$cpid/status)"
 grep -q "confined: sandbox none; .*seccomp trap.*capabilities chown, dac_override, fowner, fsetid, setgid, setuid, sys_nice, setfcap.*read-only" \
@@ -154,6 +169,7 @@ if command -v setpriv >/dev/null; then
 		threads "$d"
 		ns "$d" "" "user mnt pid net ipc uts"
 		sandboxed_root "$d"
+		inherited "$d"
 		[ "$(awk '{ print $1, $2, $3 }' /proc/$cpid/uid_map)" = \
 			"0 65534 1" ] ||
 			fail "$d: uid_map $(cat /proc/$cpid/uid_map)"
