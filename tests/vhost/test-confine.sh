@@ -103,11 +103,14 @@ inherited() {
 	done
 }
 
+# caps DESC [MASK]: CapEff, CapPrm and CapBnd of the serving process are
+# MASK (default $CAPS): nothing beyond the listed capabilities
 caps() {
-	[ "$(awk '/^CapEff:/ { print $2 }' /proc/$cpid/status)" = $CAPS ] ||
-		fail "$1: $(grep ^CapEff: /proc/$cpid/status), not $CAPS"
-	[ "$(awk '/^CapBnd:/ { print $2 }' /proc/$cpid/status)" = $CAPS ] ||
-		fail "$1: $(grep ^CapBnd: /proc/$cpid/status), not $CAPS"
+	for c in CapEff CapPrm CapBnd; do
+		v=$(awk "/^$c:/ { print \$2 }" /proc/$cpid/status)
+		[ "$v" = "${2:-$CAPS}" ] ||
+			fail "$1: $c $v, not ${2:-$CAPS}"
+	done
 }
 
 # --- namespace (the default) ---
@@ -151,8 +154,7 @@ threads "$d"
 ns "$d" "user mnt pid net ipc uts" ""
 [ -e /proc/$cpid/root/etc ] || fail "$d: not the host's root"
 inherited "$d"
-[ "$(awk '/^CapEff:/ { print $2 }' /proc/$cpid/status)" = 00000000808000db ] ||
-	fail "$d: --modcaps: $(grep ^CapEff: /proc/$cpid/status)"
+caps "$d --modcaps" 00000000808000db
 grep -q "confined: sandbox none; .*seccomp trap.*capabilities chown, dac_override, fowner, fsetid, setgid, setuid, sys_nice, setfcap.*read-only" \
 	"$T/log" || { fail "$d: start line"; sed 's/^/  | /' "$T/log"; }
 serve "$d"
@@ -170,6 +172,7 @@ if command -v setpriv >/dev/null; then
 		ns "$d" "" "user mnt pid net ipc uts"
 		sandboxed_root "$d"
 		inherited "$d"
+		caps "$d"
 		[ "$(awk '{ print $1, $2, $3 }' /proc/$cpid/uid_map)" = \
 			"0 65534 1" ] ||
 			fail "$d: uid_map $(cat /proc/$cpid/uid_map)"
