@@ -75,7 +75,8 @@ static FILE *open_log(const struct vqf_vu_opts *o)
 
 	if (!o->syslog)
 		return stderr;
-	openlog(vqf_cli_prog, LOG_PID, LOG_DAEMON);
+	/* connected now: the sandbox will hide /dev/log */
+	openlog(vqf_cli_prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	f = fopencookie(NULL, "w", io);
 	if (!f)
 		return stderr;

@@ -34,7 +34,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
@@ -473,10 +472,8 @@ int vqf_vu_sandbox_enter(const struct vqf_vu_opts *o, struct vqf_vu_conf *c,
 		return sb_fail(o->shared);
 	if (c->sandbox == VQF_VU_SANDBOX_NONE)
 		return 0;
-	/* What a confined process cannot load later: the zone, the log. */
+	/* What a confined process cannot load later: the time zone. */
 	tzset();
-	if (o->syslog)
-		openlog(vqf_cli_prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	if (pipe2(nfd, O_CLOEXEC))
 		return sb_fail("pipe");
 	if (c->sandbox == VQF_VU_SANDBOX_NAMESPACE)
