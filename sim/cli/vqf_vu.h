@@ -48,8 +48,9 @@ struct vqf_vu_idmap {
 #define VQF_VU_IDMAPS	8
 
 /*
- * --rlimit-nofile's floor: VQF_VU_FDS_BASE + per guest VQF_VU_FDS_GUEST
- * and two per queue (see fds_needed() in vhost_user.c).
+ * --rlimit-nofile's floor: VQF_VU_FDS_BASE, and per guest a call eventfd
+ * for every ring vqf_vhost_new() can serve, one per memory region,
+ * VQF_VU_FDS_GUEST more and two per queue (fds_needed() in vu_compat.c).
  */
 #define VQF_VU_FDS_BASE		16
 #define VQF_VU_FDS_GUEST	8

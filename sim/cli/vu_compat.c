@@ -479,16 +479,20 @@ static const struct vqf_cli_spec vu_spec = {
 
 /*
  * The fewest descriptors the daemon serves with: stdio, the stop and
- * listening sockets, the backend's and hub's own, and per guest its
- * connection, memory regions, the back-end channel and two eventfds per
- * queue.  An estimate from the code, with room: a floor that catches a
- * limit like 8, not the exact need (docs/virtiofsd-compat.md).
+ * listening sockets, the backend's and hub's own, and per guest the call
+ * eventfds vqf_vhost_new() makes for all VQF_VHOST_MAX_QUEUES rings
+ * whatever --queues says, its connection, memory regions, the back-end
+ * channel, shared memory and a kick and an error eventfd per queue.  The
+ * daemon holds 77 with one guest before a front-end connects
+ * (docs/virtiofsd-compat.md); a limit below this fails its start.
  */
 static unsigned long long fds_needed(const struct vqf_vu_opts *o)
 {
 	unsigned long long guests = o->shm.guests ? o->shm.guests : 1;
 
-	return VQF_VU_FDS_BASE + guests * (VQF_VU_FDS_GUEST +
+	return VQF_VU_FDS_BASE + guests * (VQF_VHOST_MAX_QUEUES +
+					   VQF_VHOST_MAX_REGIONS +
+					   VQF_VU_FDS_GUEST +
 					   2ull * (1 + o->queues));
 }
 

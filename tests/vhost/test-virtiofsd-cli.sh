@@ -9,8 +9,8 @@
 # --cache, -o, --thread-pool-size, --xattr, --writeback, --no-readdirplus,
 # --allow-direct-io and the lock options; --fd serving a socket made by
 # the caller (python3, as libvirt: skipped without python3);
-# --socket-group, --rlimit-nofile, --log-level, -d, --syslog.  $WRAP (a
-# word list on purpose) runs it under valgrind.
+# --socket-group, --rlimit-nofile (and at its floor, serving), --log-level,
+# -d, --syslog.  $WRAP (a word list on purpose) runs it under valgrind.
 # shellcheck disable=SC2086
 set -u
 VFSD=${1:?usage: test-virtiofsd-cli.sh path/to/vqfuse-virtiofsd}
@@ -116,6 +116,19 @@ if [ -n "$grp" ]; then
 	[ "${VQF_UNDER_VALGRIND:-0}" = 1 ] || [ "$lim" = 512 ] ||
 		fail "--rlimit-nofile=512: limit is $lim"
 	vu_stop "--socket-group"
+fi
+
+# --rlimit-nofile at the floor its refusal names: the daemon starts and
+# serves with that many descriptors (a floor below what it holds passes
+# the check and then fails the start)
+floor=$(timeout 300 $WRAP "$VFSD" --socket-path="$S" \
+	--shared-dir="$T/shared" --rlimit-nofile=1 2>&1 |
+	sed -n 's/.*too few descriptors: need at least \([0-9]*\).*/\1/p')
+if [ -z "$floor" ]; then
+	fail "--rlimit-nofile=1: not refused with the floor named"
+elif command -v python3 >/dev/null &&
+     start_daemon --shared-dir="$T/shared" --rlimit-nofile="$floor"; then
+	vu_hello "--rlimit-nofile=$floor" 2
 fi
 
 # --log-level=error and --syslog: the daemon says nothing on stderr while
