@@ -14,7 +14,8 @@
  * paths, and /proc/self/fd/N (libfuse's passthrough_ll and the version
  * table's read-only reopen go through it) resolves.
  * chroot: the same root in a private mount namespace, entered with
- * chroot(2); no pid, net, ipc or uts namespace.
+ * chroot(2); no pid, net, ipc or uts namespace, so its /proc holds only
+ * the serving process's own directory (own_proc_dir()).
  * none: nothing; Landlock, capabilities and seccomp still apply.
  *
  * In both sandboxes the parent stays outside: it waits, forwards
@@ -372,6 +373,32 @@ static int set_ro(const char *path, unsigned int flags)
 }
 
 /*
+ * chroot mode shares the host's pid namespace, and a proc mounted there
+ * lists every host process: /proc/PID/root of any one this process may
+ * ptrace (a root process with no more capabilities than ours, such as
+ * another guest's daemon) leads out of the root where Landlock is
+ * missing.  The root gets only this process's own proc directory, at its
+ * pid and as "self", for the /proc/self/fd paths the backends and the
+ * hub reopen files through (and LeakSanitizer's /proc/self/maps).
+ * Called in the root, before it is made read-only.
+ */
+static int own_proc_dir(void)
+{
+	char pid[24], host[40], here[40];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(host, sizeof(host), "/proc/%s", pid);
+	snprintf(here, sizeof(here), "proc/%s", pid);
+	if (mkdir(here, 0555))
+		return sb_fail("/proc/PID in the root");
+	if (mount(host, here, NULL, MS_BIND, NULL))
+		return sb_fail("binding this process's /proc/PID");
+	if (symlink(pid, "proc/self"))
+		return sb_fail("/proc/self in the root");
+	return 0;
+}
+
+/*
  * In a private mount namespace: a tmpfs over the shared directory's path
  * becomes the new root; in it the shared directory (a recursive clone
  * made before the tmpfs hid it) at its own path and a fresh proc.  Leaves
@@ -405,9 +432,13 @@ static int build_root(const struct vqf_vu_opts *o, struct vqf_vu_conf *c,
 	close(tree);
 	if (o->readonly && set_ro(*rel ? rel : ".", AT_RECURSIVE))
 		return sb_fail("--readonly: the shared directory read-only");
-	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  own_pids ? "subset=pid" : "subset=pid,hidepid=ptraceable"))
-		return sb_fail("mounting /proc");
+	if (own_pids) {
+		if (mount("proc", "proc", "proc",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid"))
+			return sb_fail("mounting /proc");
+	} else if (own_proc_dir()) {
+		return -1;
+	}
 	/* the tmpfs itself: nothing may be made in the root */
 	if (*rel && set_ro(".", 0))
 		return sb_fail("the root read-only");

@@ -139,6 +139,12 @@ d="chroot"
 threads "$d"
 ns "$d" "user pid net ipc uts" "mnt"
 sandboxed_root "$d"
+# the host's pids: only its own is in its /proc (another's /proc/PID/root
+# would lead out of the root)
+[ "$(ls /proc/$cpid/root/proc | tr '\n' ' ')" = "$cpid self " ] ||
+	fail "$d: its /proc lists $(ls /proc/$cpid/root/proc | tr '\n' ' ')"
+[ -e /proc/$cpid/root/proc/self/fd/0 ] ||
+	fail "$d: no /proc/self/fd in its root"
 inherited "$d"
 caps "$d"
 grep -q "confined: sandbox chroot (mount); .*seccomp log" "$T/log" ||
