@@ -479,21 +479,18 @@ static const struct vqf_cli_spec vu_spec = {
 
 /*
  * The fewest descriptors the daemon serves with: stdio, the stop and
- * listening sockets, the backend's and hub's own, and per guest the call
- * eventfds vqf_vhost_new() makes for all VQF_VHOST_MAX_QUEUES rings
- * whatever --queues says, its connection, memory regions, the back-end
- * channel, shared memory and a kick and an error eventfd per queue.  The
- * daemon holds 77 with one guest before a front-end connects
- * (docs/virtiofsd-compat.md); a limit below this fails its start.
+ * listening sockets, the backend's and hub's own, and per guest its
+ * connection, memory regions, the back-end channel, shared memory and a
+ * call, a kick and an error eventfd per ring (hiprio and --queues).  A
+ * limit below this fails its start (docs/virtiofsd-compat.md).
  */
 static unsigned long long fds_needed(const struct vqf_vu_opts *o)
 {
 	unsigned long long guests = o->shm.guests ? o->shm.guests : 1;
 
-	return VQF_VU_FDS_BASE + guests * (VQF_VHOST_MAX_QUEUES +
-					   VQF_VHOST_MAX_REGIONS +
+	return VQF_VU_FDS_BASE + guests * (VQF_VHOST_MAX_REGIONS +
 					   VQF_VU_FDS_GUEST +
-					   2ull * (1 + o->queues));
+					   3ull * (1 + o->queues));
 }
 
 /* Once parsed: what the options mean together. */

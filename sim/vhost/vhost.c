@@ -33,7 +33,8 @@ struct vhring {
 	struct vqf_vhost_addr ua;	/* front-end addresses */
 	u16 base;		/* next avail entry (SET/GET_VRING_BASE) */
 	int kick_fd;		/* -1: none */
-	int call_fd;		/* always open: the device writes it */
+	int call_fd;		/* open for every ring offered: the device
+				 * writes it */
 	int err_fd;		/* -1: none (never written) */
 };
 
@@ -968,7 +969,7 @@ static void reset_session(struct vqf_vhost *vh)
 
 	dev_stop(vh, false);
 	vqf_fsdev_set_status(vh->dev, 0);
-	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++) {
+	for (i = 0; i < vh->nq; i++) {
 		struct vhring *r = &vh->ring[i];
 		int e;
 
@@ -1179,16 +1180,23 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 		vh->cfg.tag = "vqfuse";
 	pthread_mutex_init(&vh->slock, NULL);
 	vqf_gmem_init(&vh->mem);
-	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++) {
-		vh->ring[i].kick_fd = vh->ring[i].err_fd = -1;
+	vh->nq = 1 + vh->cfg.num_request_queues;
+	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
+		vh->ring[i].kick_fd = vh->ring[i].err_fd =
+			vh->ring[i].call_fd = -1;
+	/* Only the rings offered get a call eventfd: messages for any
+	 * other are refused (ring_of()).
+	 */
+	for (i = 0; i < vh->nq; i++) {
 		vh->ring[i].call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vh->ring[i].call_fd < 0) {
+			ret = -errno;
 			while (i--)
 				close(vh->ring[i].call_fd);
 			pthread_mutex_destroy(&vh->slock);
 			vqf_vshm_fini(&vh->shm);
 			free(vh);
-			return -ENOMEM;
+			return ret;
 		}
 	}
 	dc.tag = vh->cfg.tag;
@@ -1218,7 +1226,6 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 		vqf_vhost_free(vh);
 		return ret;
 	}
-	vh->nq = 1 + vh->cfg.num_request_queues;
 	vh->pf_offered = PF_OFFERED;
 	if (vh->cfg.dax_window || vh->cfg.ver_table_size)
 		vh->pf_offered |= PF_SHMEM_ALL;
