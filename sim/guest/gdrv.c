@@ -88,7 +88,8 @@ struct gq {
 
 struct vqf_gdrv {
 	struct vqf_gdrv_cfg cfg;
-	struct vqf_fsdev *dev;
+	const struct vqf_gdrv_dev_ops *ops;
+	void *dev;
 	struct vqf_gram *ram;
 	u64 features;
 	unsigned int nq, first_req, nreq;
@@ -107,6 +108,7 @@ struct vqf_gdrv {
 	bool reset_done;
 	int fail_errno;			/* what the reset fails calls with */
 	bool resetter_started;		/* a broken ring's reset thread */
+	bool lost;			/* vqf_gdrv_lost(): no device */
 	pthread_t resetter;
 	bool poll;			/* the device serves kicks inline */
 	u64 unique;			/* atomic */
@@ -194,7 +196,7 @@ static void kick(struct gq *q, bool need)
 	pthread_rwlock_rdlock(&g->kick_lock);
 	if (!is_dead(g)) {
 		STAT_ADD(g, kicks, 1);
-		vqf_fsdev_kick(g->dev, q->idx);
+		g->ops->kick(g->dev, q->idx);
 	}
 	pthread_rwlock_unlock(&g->kick_lock);
 }
@@ -574,14 +576,14 @@ static void *resetter_main(void *arg)
  * completion threads, so it runs on a thread of its own (joined by
  * vqf_gdrv_free()); this one returns to its loop and sees the stop.
  */
-static void reset_broken(struct vqf_gdrv *g)
+static void reset_broken(struct vqf_gdrv *g, int err)
 {
 	bool start;
 
 	pthread_mutex_lock(&g->lock);
 	start = !g->resetter_started && !g->closing;
 	if (start) {
-		g->fail_errno = -EIO;
+		g->fail_errno = err;
 		g->resetter_started = !pthread_create(&g->resetter, NULL,
 						      resetter_main, g);
 		if (!g->resetter_started)
@@ -644,7 +646,7 @@ static int drain_used(struct gq *q, bool leave)
 		pthread_cond_broadcast(&g->cond);
 		pthread_mutex_unlock(&g->lock);
 		if (ret != -EIO)
-			reset_broken(g);
+			reset_broken(g, -EIO);
 	}
 	while ((r = done)) {
 		done = r->next;
@@ -1146,8 +1148,8 @@ static int setup_queue(struct vqf_gdrv *g, unsigned int idx, unsigned int num)
 	ret = vqf_vring_drv_create(&vc, &q->vr);
 	if (ret)
 		return ret;
-	return vqf_fsdev_set_queue(g->dev, idx, num, &vc.addr, q->kick_fd,
-				   q->call_fd);
+	return g->ops->set_queue(g->dev, idx, num, &vc.addr, q->kick_fd,
+				 q->call_fd);
 }
 
 static void teardown_queue(struct vqf_gdrv *g, struct gq *q)
@@ -1236,8 +1238,86 @@ static int send_init(struct vqf_gdrv *g)
 	return 0;
 }
 
+/* The in-process device's functions as transport ops. */
+static u64 fsdev_features(void *dev)
+{
+	return vqf_fsdev_features(dev);
+}
+
+static int fsdev_set_features(void *dev, u64 features)
+{
+	return vqf_fsdev_set_features(dev, features);
+}
+
+static void fsdev_read_config(void *dev, struct vqf_virtio_fs_config *cfg)
+{
+	vqf_fsdev_read_config(dev, cfg);
+}
+
+static unsigned int fsdev_queue_max(void *dev, unsigned int idx)
+{
+	return vqf_fsdev_queue_max(dev, idx);
+}
+
+static int fsdev_set_queue(void *dev, unsigned int idx, unsigned int num,
+			   const struct vqf_vring_addr *addr, int kick_fd,
+			   int call_fd)
+{
+	return vqf_fsdev_set_queue(dev, idx, num, addr, kick_fd, call_fd);
+}
+
+static int fsdev_set_status(void *dev, u8 status)
+{
+	return vqf_fsdev_set_status(dev, status);
+}
+
+static u8 fsdev_get_status(void *dev)
+{
+	return vqf_fsdev_get_status(dev);
+}
+
+static int fsdev_kick(void *dev, unsigned int idx)
+{
+	return vqf_fsdev_kick(dev, idx);
+}
+
+static const struct vqf_gdrv_dev_ops fsdev_ops = {
+	.features = fsdev_features,
+	.set_features = fsdev_set_features,
+	.read_config = fsdev_read_config,
+	.queue_max = fsdev_queue_max,
+	.set_queue = fsdev_set_queue,
+	.set_status = fsdev_set_status,
+	.get_status = fsdev_get_status,
+	.kick = fsdev_kick,
+};
+
 int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		 struct vqf_gram *ram, struct vqf_gdrv **out)
+{
+	return vqf_gdrv_new_ops(cfg, &fsdev_ops, dev, ram, out);
+}
+
+void vqf_gdrv_lost(struct vqf_gdrv *g, int err)
+{
+	/* Nothing will answer: no grace, no DESTROY at the shutdown.  Wake
+	 * forget_flush() waiters, as a broken ring does.
+	 */
+	pthread_mutex_lock(&g->lock);
+	g->lost = true;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	reset_broken(g, err < 0 ? err : -ENOTCONN);
+}
+
+static void lost_cb(void *ctx, int err)
+{
+	vqf_gdrv_lost(ctx, err);
+}
+
+int vqf_gdrv_new_ops(const struct vqf_gdrv_cfg *cfg,
+		     const struct vqf_gdrv_dev_ops *ops, void *dev,
+		     struct vqf_gram *ram, struct vqf_gdrv **out)
 {
 	struct vqf_virtio_fs_config fc;
 	struct vqf_gdrv *g;
@@ -1245,7 +1325,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 	unsigned int i, dev_nreq, num, qmax;
 	int ret;
 
-	if (!dev || !ram || !out)
+	if (!ops || !dev || !ram || !out)
 		return -EINVAL;
 	if (cfg && cfg->queue_size && cfg->queue_size < GDRV_MIN_QUEUE_SIZE)
 		return -EINVAL;
@@ -1254,6 +1334,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		return -ENOMEM;
 	if (cfg)
 		g->cfg = *cfg;
+	g->ops = ops;
 	g->dev = dev;
 	g->ram = ram;
 	g->poll = g->cfg.poll;
@@ -1269,13 +1350,16 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		ret = -ENOMEM;
 		goto fail;
 	}
+	/* From here a vanished device fails what waits, INIT included. */
+	if (ops->set_lost)
+		ops->set_lost(dev, lost_cb, g);
 
 	/* virtio 1.2, 3.1.1: reset, ACKNOWLEDGE, DRIVER, features,
 	 * FEATURES_OK (and read it back), queues, DRIVER_OK.
 	 */
-	vqf_fsdev_set_status(dev, 0);
-	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE);
-	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER);
+	ops->set_status(dev, 0);
+	ops->set_status(dev, VQF_S_ACKNOWLEDGE);
+	ops->set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER);
 	want = (1ULL << VIRTIO_F_VERSION_1) |
 	       (1ULL << VIRTIO_RING_F_EVENT_IDX) |
 	       (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
@@ -1285,20 +1369,20 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		want &= ~(1ULL << VIRTIO_RING_F_INDIRECT_DESC);
 	if (g->cfg.notification)
 		want |= 1ULL << VIRTIO_FS_F_NOTIFICATION;
-	g->features = want & vqf_fsdev_features(dev);
+	g->features = want & ops->features(dev);
 	if (!(g->features & (1ULL << VIRTIO_F_VERSION_1)) ||
-	    vqf_fsdev_set_features(dev, g->features)) {
+	    ops->set_features(dev, g->features)) {
 		ret = -ENODEV;
 		goto fail_status;
 	}
-	vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
+	ops->set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
 			     VQF_S_FEATURES_OK);
-	if (!(vqf_fsdev_get_status(dev) & VQF_S_FEATURES_OK)) {
+	if (!(ops->get_status(dev) & VQF_S_FEATURES_OK)) {
 		ret = -ENODEV;
 		goto fail_status;
 	}
 	/* The config space is the device's word: check it (5.11.4). */
-	vqf_fsdev_read_config(dev, &fc);
+	ops->read_config(dev, &fc);
 	dev_nreq = le32_to_cpu(fc.num_request_queues);
 	g->has_notif = g->features & (1ULL << VIRTIO_FS_F_NOTIFICATION);
 	g->notify_buf_size = le32_to_cpu(fc.notify_buf_size);
@@ -1314,7 +1398,7 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		  g->cfg.request_queues : dev_nreq;
 	g->nq = g->first_req + g->nreq;
 	for (i = 0; i < g->nq; i++) {
-		qmax = vqf_fsdev_queue_max(dev, i);
+		qmax = ops->queue_max(dev, i);
 		num = g->cfg.queue_size ? g->cfg.queue_size : 1024;
 		if (num > qmax)
 			num = qmax;
@@ -1333,9 +1417,9 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		}
 		g->q[i].running = true;
 	}
-	ret = vqf_fsdev_set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
+	ret = ops->set_status(dev, VQF_S_ACKNOWLEDGE | VQF_S_DRIVER |
 				   VQF_S_FEATURES_OK | VQF_S_DRIVER_OK);
-	if (ret || !(vqf_fsdev_get_status(dev) & VQF_S_DRIVER_OK)) {
+	if (ret || !(ops->get_status(dev) & VQF_S_DRIVER_OK)) {
 		ret = ret ? ret : -ENODEV;
 		goto fail_status;
 	}
@@ -1449,7 +1533,7 @@ void vqf_gdrv_shutdown(struct vqf_gdrv *g)
 	pthread_rwlock_wrlock(&g->kick_lock);
 	pthread_rwlock_unlock(&g->kick_lock);
 	/* From here the device pushes nothing. */
-	vqf_fsdev_set_status(g->dev, 0);
+	g->ops->set_status(g->dev, 0);
 	vqf_eventfd_signal(g->stop_fd);
 	for (i = 0; i < g->nq; i++) {
 		if (g->q[i].running)
@@ -1503,6 +1587,11 @@ void vqf_gdrv_free(struct vqf_gdrv *g)
 	/* Set under g->lock before the shutdown above could see closing. */
 	if (g->resetter_started)
 		pthread_join(g->resetter, NULL);
+	/* A loss reported from now on finds closing set and starts nothing;
+	 * this waits for one in progress.
+	 */
+	if (g->ops->set_lost)
+		g->ops->set_lost(g->dev, NULL, NULL);
 	pthread_mutex_lock(&g->lock);
 	while (g->callers)
 		pthread_cond_wait(&g->cond, &g->lock);
@@ -1551,7 +1640,7 @@ bool vqf_gdrv_alive(struct vqf_gdrv *g)
 	bool alive;
 
 	pthread_mutex_lock(&g->lock);
-	alive = !is_dead(g);
+	alive = !is_dead(g) && !g->lost;
 	pthread_mutex_unlock(&g->lock);
 	for (i = 0; alive && i < g->nq; i++) {
 		pthread_mutex_lock(&g->q[i].lock);

@@ -2,6 +2,7 @@
 /*
  * gram.c - guest RAM and its allocator (see vqf_gram.h).
  */
+#define _GNU_SOURCE	/* memfd_create */
 #include "vqf_gram.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define GRAM_MIN_SHIFT	6			/* 64 bytes */
 #define GRAM_CLASSES	40
@@ -26,9 +28,10 @@ struct vqf_gram {
 	size_t in_use;
 	struct gram_free *free[GRAM_CLASSES];
 	struct vqf_gmem map;
+	int fd;				/* memfd, or -1 */
 };
 
-struct vqf_gram *vqf_gram_new(size_t size)
+static struct vqf_gram *gram_new(size_t size, bool shared)
 {
 	struct vqf_gram *r;
 
@@ -38,9 +41,28 @@ struct vqf_gram *vqf_gram_new(size_t size)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	r->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	r->fd = -1;
+	if (shared) {
+		r->fd = memfd_create("vqfuse-guest-ram", MFD_CLOEXEC);
+		if (r->fd < 0 || ftruncate(r->fd, (off_t)size)) {
+			int err = errno;
+
+			if (r->fd >= 0)
+				close(r->fd);
+			free(r);
+			errno = err;
+			return NULL;
+		}
+		r->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_NORESERVE, r->fd, 0);
+	} else {
+		r->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+	}
 	if (r->base == MAP_FAILED) {
+		if (r->fd >= 0)
+			close(r->fd);
 		free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -56,11 +78,38 @@ struct vqf_gram *vqf_gram_new(size_t size)
 	return r;
 }
 
+struct vqf_gram *vqf_gram_new(size_t size)
+{
+	return gram_new(size, false);
+}
+
+struct vqf_gram *vqf_gram_new_shared(size_t size)
+{
+	return gram_new(size, true);
+}
+
+int vqf_gram_fd(const struct vqf_gram *r)
+{
+	return r->fd;
+}
+
+void *vqf_gram_base(const struct vqf_gram *r)
+{
+	return r->base;
+}
+
+size_t vqf_gram_size(const struct vqf_gram *r)
+{
+	return r->size;
+}
+
 void vqf_gram_free(struct vqf_gram *r)
 {
 	if (!r)
 		return;
 	munmap(r->base, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

@@ -154,6 +154,49 @@ int vqf_gdrv_new(const struct vqf_gdrv_cfg *cfg, struct vqf_fsdev *dev,
 		 struct vqf_gram *ram, struct vqf_gdrv **out);
 
 /*
+ * The device as a virtio transport presents it to the driver (virtio-pci's
+ * common config, notify and device config), with the meaning of the
+ * vqf_fsdev_* functions of the same names.  vqf_gdrv_new() uses the
+ * in-process vqf_fsdev's; vqf_vfront (a vhost-user back-end in another
+ * process) has its own.  @set_status(0) must leave the device pushing
+ * nothing more, as a reset does.
+ */
+struct vqf_gdrv_dev_ops {
+	u64 (*features)(void *dev);
+	int (*set_features)(void *dev, u64 features);
+	void (*read_config)(void *dev, struct vqf_virtio_fs_config *cfg);
+	unsigned int (*queue_max)(void *dev, unsigned int idx);
+	int (*set_queue)(void *dev, unsigned int idx, unsigned int num,
+			 const struct vqf_vring_addr *addr, int kick_fd,
+			 int call_fd);
+	int (*set_status)(void *dev, u8 status);
+	u8 (*get_status)(void *dev);
+	int (*kick)(void *dev, unsigned int idx);
+	/*
+	 * Optional: a device that can vanish (another process) calls
+	 * @fn(@ctx, errno) once when it does, or at once if it has; NULL
+	 * @fn unregisters and waits for a call in progress.  The driver
+	 * registers vqf_gdrv_lost() at its start.
+	 */
+	void (*set_lost)(void *dev, void (*fn)(void *ctx, int err),
+			 void *ctx);
+};
+
+/* vqf_gdrv_new() over any device: @ops on @dev. */
+int vqf_gdrv_new_ops(const struct vqf_gdrv_cfg *cfg,
+		     const struct vqf_gdrv_dev_ops *ops, void *dev,
+		     struct vqf_gram *ram, struct vqf_gdrv **out);
+
+/*
+ * The device is gone (a back-end process that hung up): as for a used
+ * ring it broke, the device is reset from a thread of its own and every
+ * call in flight or pending fails, with @err (a negative errno; the
+ * first report wins) instead of -EIO.  Safe from any thread, any number
+ * of times.
+ */
+void vqf_gdrv_lost(struct vqf_gdrv *g, int err);
+
+/*
  * Refuses new calls (-ENOTCONN), lets the calls in flight finish (after
  * a grace period they are sent INTERRUPT, after another they are left),
  * sends DESTROY if nothing is left in flight and the queues work, resets

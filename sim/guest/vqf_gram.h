@@ -31,7 +31,21 @@ struct vqf_gram;
  * Returns NULL with errno set (EINVAL, ENOMEM).
  */
 struct vqf_gram *vqf_gram_new(size_t size);
+
+/*
+ * The same, backed by a memfd that another process may map (a vhost-user
+ * back-end given the RAM with SET_MEM_TABLE): still reserved, not
+ * committed, as the file is sparse.
+ */
+struct vqf_gram *vqf_gram_new_shared(size_t size);
 void vqf_gram_free(struct vqf_gram *r);
+
+/* The memfd of a shared RAM (-1 for a private one); the RAM keeps it. */
+int vqf_gram_fd(const struct vqf_gram *r);
+
+/* Where the RAM is mapped here, and its size. */
+void *vqf_gram_base(const struct vqf_gram *r);
+size_t vqf_gram_size(const struct vqf_gram *r);
 
 /* The device's view: one region, [VQF_GRAM_BASE, + size). */
 const struct vqf_gmem *vqf_gram_gmem(const struct vqf_gram *r);

@@ -16,6 +16,7 @@ struct sim_guest {
 	struct vqf_sim *s;
 	struct vqf_gram *ram;
 	struct vqf_fsdev *dev;
+	struct vqf_vfront *front;	/* connect: the device instead */
 	struct vqf_gdrv *drv;
 	struct vqf_gcli *cli;
 	struct vqf_hub_port *port;
@@ -96,6 +97,86 @@ static int hub_serve(void *ctx, void *req, size_t len,
 	return vqf_hub_process(ctx, req, len, reply, rctx);
 }
 
+/* The driver and client of guest @g over @ops/@dev (the device is up). */
+static int guest_drv_cli(struct vqf_sim *s, struct sim_guest *g,
+			 unsigned int idx, const struct vqf_gdrv_dev_ops *ops,
+			 void *dev, struct vqf_gdrv_cfg *gc,
+			 struct vqf_gcli_cfg *cc)
+{
+	const struct vqf_sim_cfg *cfg = &s->cfg;
+	int ret;
+
+	if (!gc->notify) {
+		gc->notify = drv_notify;
+		gc->notify_ctx = g;
+	}
+	if (cfg->trace && !gc->trace && !idx) {
+		gc->trace = drv_trace;
+		gc->trace_ctx = cfg->trace;
+	}
+	ret = ops ? vqf_gdrv_new_ops(gc, ops, dev, g->ram, &g->drv) :
+		    vqf_gdrv_new(gc, dev, g->ram, &g->drv);
+	if (ret)
+		return ret;
+	ret = vqf_gcli_new(g->drv, cc, &g->cli);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&s->notify_lock);
+	g->notify_cli = g->cli;
+	pthread_mutex_unlock(&s->notify_lock);
+	return 0;
+}
+
+/* Guest @idx over a vhost-user back-end: memfd RAM, front-end, driver. */
+static int guest_connect(struct vqf_sim *s, unsigned int idx)
+{
+	const struct vqf_sim_cfg *cfg = &s->cfg;
+	struct sim_guest *g = &s->g[idx];
+	struct vqf_vfront_cfg fc = cfg->front;
+	struct vqf_gcli_cfg cc = cfg->cli;
+	struct vqf_gdrv_cfg gc = cfg->drv;
+	void *base;
+	int ret;
+
+	g->s = s;
+	g->ram = vqf_gram_new_shared(cfg->ram);
+	if (!g->ram)
+		return -errno;
+	fc.socket = cfg->connect;
+	fc.ram = g->ram;
+	if (!fc.tag)
+		fc.tag = cfg->tag;
+	if (!fc.num_request_queues)
+		fc.num_request_queues = cfg->queues ? cfg->queues : 1;
+	ret = vqf_vfront_new(&fc, &g->front);
+	if (ret)
+		return ret;
+	gc.request_queues = 0;		/* what the config space says */
+	gc.queue_size = cfg->queue_size ? cfg->queue_size : 128;
+	gc.notification = false;
+	if (!gc.poll_ns) {
+		gc.poll_ns = cfg->poll_ns;
+		gc.poll_fixed = cfg->poll_fixed;
+	}
+	if (cfg->dax_guest) {
+		ret = vqf_vfront_shm(g->front, VQF_VIRTIO_FS_SHMCAP_ID_CACHE,
+				     &cc.dax_base, &cc.dax_window);
+		if (ret)
+			return -EOPNOTSUPP;	/* no window on that side */
+		cc.dax_range = cfg->dax_range;
+	}
+	gc.shared_version = cfg->cli.cache == VQF_GCLI_CACHE_SHARED &&
+			    !vqf_vfront_shm(g->front,
+					    VQF_VIRTIO_FS_SHMCAP_ID_VERSION,
+					    &base, &cc.ver_size);
+	if (gc.shared_version)
+		cc.ver_base = base;
+	else if (cfg->cli.cache == VQF_GCLI_CACHE_SHARED)
+		return -EOPNOTSUPP;		/* no version table there */
+	return guest_drv_cli(s, g, idx, vqf_vfront_dev_ops(), g->front,
+			     &gc, &cc);
+}
+
 /* Guest @idx: RAM, device, driver, client. */
 static int guest_new(struct vqf_sim *s, unsigned int idx)
 {
@@ -154,17 +235,6 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 	}
 	gc.shared_version = cfg->cli.cache == VQF_GCLI_CACHE_SHARED &&
 			    dc.ver_table;
-	if (!gc.notify) {
-		gc.notify = drv_notify;
-		gc.notify_ctx = g;
-	}
-	if (cfg->trace && !gc.trace && !idx) {
-		gc.trace = drv_trace;
-		gc.trace_ctx = cfg->trace;
-	}
-	ret = vqf_gdrv_new(&gc, g->dev, g->ram, &g->drv);
-	if (ret)
-		return ret;
 	if (cfg->dax_guest) {
 		ret = vqf_fsdev_shm(g->dev, VQF_VIRTIO_FS_SHMCAP_ID_CACHE,
 				    &cc.dax_base, &cc.dax_window);
@@ -181,17 +251,13 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 			return ret;
 		cc.ver_base = base;
 	}
-	ret = vqf_gcli_new(g->drv, &cc, &g->cli);
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&s->notify_lock);
-	g->notify_cli = g->cli;
-	pthread_mutex_unlock(&s->notify_lock);
-	return 0;
+	return guest_drv_cli(s, g, idx, NULL, g->dev, &gc, &cc);
 }
 
 static void guest_free(struct sim_guest *g)
 {
+	if (!g->s)
+		return;		/* a later guest whose creation never began */
 	pthread_mutex_lock(&g->s->notify_lock);
 	g->notify_cli = NULL;
 	pthread_mutex_unlock(&g->s->notify_lock);
@@ -200,6 +266,8 @@ static void guest_free(struct sim_guest *g)
 		vqf_gdrv_free(g->drv);
 	vqf_fsdev_free(g->dev);
 	g->dev = NULL;
+	vqf_vfront_free(g->front);
+	g->front = NULL;
 	/* After the device: nothing of the port's is in the backend now. */
 	vqf_hub_port_free(g->port);
 	vqf_gram_free(g->ram);
@@ -215,13 +283,24 @@ int vqf_sim_new(const struct vqf_sim_cfg *cfg, struct vqf_sim **out)
 	void *ud;
 	int ret;
 
-	if (!cfg || !cfg->shared || !out || cfg->guests > VQF_SIM_MAX_GUESTS)
+	if (!cfg || (!cfg->shared && !cfg->connect) || !out ||
+	    cfg->guests > VQF_SIM_MAX_GUESTS)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->notify_lock, NULL);
 	s->cfg = *cfg;
+	if (cfg->connect) {
+		s->nguests = cfg->guests ? cfg->guests : 1;
+		for (i = 0; i < s->nguests; i++) {
+			ret = guest_connect(s, i);
+			if (ret)
+				goto fail;
+		}
+		*out = s;
+		return 0;
+	}
 	if (cfg->fs == VQF_SIM_FS_PTLL) {
 		s->ptll = vqf_ptll_new(cfg->shared);
 		if (!s->ptll) {
@@ -340,6 +419,11 @@ struct vqf_fsdev *vqf_sim_dev_n(struct vqf_sim *s, unsigned int i)
 	return i < s->nguests ? s->g[i].dev : NULL;
 }
 
+struct vqf_vfront *vqf_sim_front_n(struct vqf_sim *s, unsigned int i)
+{
+	return i < s->nguests ? s->g[i].front : NULL;
+}
+
 struct vqf_hub *vqf_sim_hub(struct vqf_sim *s)
 {
 	return s->hub;
@@ -372,6 +456,8 @@ void vqf_sim_get_stats_n(struct vqf_sim *s, unsigned int i,
 		vqf_gdrv_get_stats(g->drv, &out->drv);
 	if (g && g->dev)
 		vqf_fsdev_get_stats(g->dev, &out->dev);
+	if (g && g->front)
+		vqf_vfront_get_stats(g->front, &out->front);
 	if (s->hub)
 		vqf_hub_get_stats(s->hub, &out->hub);
 	if (s->be)

@@ -17,6 +17,7 @@
 #include "vqf_hub.h"
 #include "vqf_trace.h"
 #include "vqf_passthrough.h"
+#include "vqf_vfront.h"
 
 enum vqf_sim_fs {
 	VQF_SIM_FS_VQFUSE = 0,	/* sim/passthrough, hardened */
@@ -95,6 +96,20 @@ struct vqf_sim_cfg {
 	/* Extra libfuse options for the backend (e.g. "-d"). */
 	int fuse_argc;
 	const char *const *fuse_argv;
+	/*
+	 * A vhost-user-fs back-end in another process (virtiofsd, `vqfuse-sim
+	 * vhost-user`), at this socket, instead of the simulator's own device
+	 * and backend: each guest connects on its own, its RAM a memfd, its
+	 * device a vqf_vfront (vqf_vfront.h).  @shared, @fs, @io,
+	 * @host_callers, @nodev, @threads, @readonly, @inline_kick,
+	 * @handoff, @faults, @dax_window and @hub are the back-end's then
+	 * and not used; @queues is what the config space asks for (capped
+	 * by the back-end); dax_guest and cache=shared use the regions the
+	 * back-end has.  @front: its other settings (socket, ram and lost
+	 * are filled in here).
+	 */
+	const char *connect;
+	struct vqf_vfront_cfg front;
 };
 
 struct vqf_sim_stats {
@@ -104,6 +119,7 @@ struct vqf_sim_stats {
 	struct vqf_backend_stats be;
 	struct vqf_pt_stats pt;		/* zero for passthrough_ll */
 	struct vqf_hub_stats hub;	/* zero without a hub */
+	struct vqf_vfront_stats front;	/* zero without connect */
 };
 
 #define VQF_SIM_MAX_GUESTS	VQF_HUB_MAX_PORTS
@@ -127,6 +143,8 @@ unsigned int vqf_sim_guests(struct vqf_sim *s);
 struct vqf_gcli *vqf_sim_cli_n(struct vqf_sim *s, unsigned int i);
 struct vqf_gdrv *vqf_sim_drv_n(struct vqf_sim *s, unsigned int i);
 struct vqf_fsdev *vqf_sim_dev_n(struct vqf_sim *s, unsigned int i);
+/* Guest @i's vhost-user front-end (NULL without connect). */
+struct vqf_vfront *vqf_sim_front_n(struct vqf_sim *s, unsigned int i);
 /* The hub, NULL with one guest not using cache=shared. */
 struct vqf_hub *vqf_sim_hub(struct vqf_sim *s);
 struct vqf_backend *vqf_sim_backend(struct vqf_sim *s);
