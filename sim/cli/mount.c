@@ -90,6 +90,8 @@ static const char *const op_name[VQF_GDRV_OPCODES] = {
 
 struct mount_opts {
 	const char *mnt, *shared, *trace;
+	const char *connect;		/* --connect SOCKET */
+	bool fs_set, threads_set;
 	enum vqf_sim_fs fs;
 	enum vqf_gcli_cache cache;
 	bool writeback, inline_kick, debug, dax;
@@ -549,8 +551,14 @@ void vqf_cli_mount_usage(FILE *f)
 {
 	fprintf(f,
 "Options of mount (vqfuse-sim mount MOUNTPOINT --shared DIR [options]):\n"
-"  --shared DIR        host directory to share (required, must exist; the\n"
-"                      mountpoint must not be DIR or inside it)\n"
+"  --shared DIR        host directory to share (required unless --connect,\n"
+"                      must exist; the mountpoint must not be DIR or\n"
+"                      inside it)\n"
+"  --connect SOCKET    put the vhost-user-fs back-end listening at SOCKET\n"
+"                      (virtiofsd, vqfuse-sim vhost-user) behind the mount\n"
+"                      instead of the simulator's own device and backend,\n"
+"                      as run --connect; if the back-end dies, host\n"
+"                      operations fail with ENOTCONN until the unmount\n"
 "  --backend NAME      vqfuse (default) or passthrough_ll; --fs is the same\n");
 	vqf_cli_cache_usage(f, false);
 	fprintf(f,
@@ -609,7 +617,7 @@ static void set_mount_num(struct mount_opts *o, const char *name,
 	else if (!strcmp(name, "--queue-size"))
 		o->queue_size = v;
 	else if (!strcmp(name, "--threads"))
-		o->threads = v;
+		o->threads = v, o->threads_set = true;
 	else if (!strcmp(name, "--poll-us"))
 		o->poll_us = v;
 	else if (!strcmp(name, "--ram"))
@@ -646,7 +654,12 @@ static int mount_set(void *arg, const char *name, const char *val,
 		if (!*val)
 			return vqf_cli_bad_usage("--shared: empty path");
 		o->shared = val;
+	} else if (!strcmp(name, "--connect")) {
+		if (!*val)
+			return vqf_cli_bad_usage("--connect: empty path");
+		o->connect = val;
 	} else if (!strcmp(name, "--backend") || !strcmp(name, "--fs")) {
+		o->fs_set = true;
 		return vqf_cli_parse_backend(name, val, &o->fs);
 	} else if (!strcmp(name, "--cache")) {
 		return vqf_cli_parse_cache(val, &o->cache, NULL);
@@ -677,8 +690,8 @@ static const char *const mount_flags[] = {
 	"--nodev", NULL
 };
 static const char *const mount_strs[] = {
-	"--shared", "--backend", "--fs", "--cache", "--timeout", "--trace",
-	NULL
+	"--shared", "--connect", "--backend", "--fs", "--cache", "--timeout",
+	"--trace", NULL
 };
 static const struct vqf_cli_spec mount_spec = {
 	.cmd = "mount", .flags = mount_flags, .strs = mount_strs,
@@ -703,8 +716,23 @@ static int check_dirs(struct mount_opts *o)
 
 	if (!o->mnt)
 		return vqf_cli_bad_usage("mount: MOUNTPOINT is required");
+	if (o->connect) {
+		/* The back-end's own settings are its command line's. */
+		if (o->shared || o->fs_set || o->threads_set ||
+		    o->inline_kick || o->nodev || o->dax_window)
+			return vqf_cli_bad_usage("--connect: --shared, "
+				"--backend, --threads, --inline, --nodev and "
+				"--dax-window are the back-end's (use --dax "
+				"for the guest's side)");
+		if (stat(o->mnt, &st) || !S_ISDIR(st.st_mode))
+			return vqf_cli_bad_usage("mountpoint %s: %s", o->mnt,
+						 errno ? strerror(errno) :
+						 "not a directory");
+		return 0;
+	}
 	if (!o->shared)
-		return vqf_cli_bad_usage("mount: --shared DIR is required");
+		return vqf_cli_bad_usage("mount: --shared DIR or --connect "
+					 "SOCKET is required");
 	if (stat(o->shared, &st))
 		return vqf_cli_bad_usage("--shared: %s: %s", o->shared,
 					 strerror(errno));
@@ -778,6 +806,16 @@ static void print_counters(struct bridge *b, const struct mount_opts *o,
 	       (unsigned long long)st.cli.bytes_written,
 	       (unsigned long long)st.drv.failed,
 	       (unsigned long long)st.drv.bad_replies, leftover);
+	if (o->connect)
+		printf("%s: front-end: msgs=%llu shm_maps=%llu "
+		       "shm_unmaps=%llu shm_refused=%llu lost=%llu "
+		       "lost_errno=%lld\n", vqf_cli_prog,
+		       (unsigned long long)st.front.msgs,
+		       (unsigned long long)st.front.shm_maps,
+		       (unsigned long long)st.front.shm_unmaps,
+		       (unsigned long long)st.front.shm_refused,
+		       (unsigned long long)st.front.lost,
+		       (long long)-st.front.lost_err);
 	printf("%s: host operations:", vqf_cli_prog);
 	for (int i = 0; i < H_NR; i++)
 		if (b->hops[i])
@@ -799,12 +837,27 @@ static void print_counters(struct bridge *b, const struct mount_opts *o,
 	fflush(stdout);
 }
 
+/*
+ * The back-end went away or broke the protocol: every host operation
+ * fails from now on (ENOTCONN, as a guest's virtiofs mount whose device
+ * is gone), and the mount stays until it is unmounted, as a guest's.
+ */
+static void front_lost(void *ctx, int err)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: the vhost-user back-end is lost: %s; host "
+		"operations fail from now on\n", vqf_cli_prog,
+		strerror(-err));
+}
+
 static int start_machine(const struct mount_opts *o, struct bridge *b)
 {
 	struct vqf_sim_cfg sc = { 0 };
 	int ret;
 
 	sc.shared = o->shared;
+	sc.connect = o->connect;
+	sc.front.lost = front_lost;
 	sc.fs = o->fs;
 	/* Callers are this host's processes: their groups are in /proc. */
 	sc.host_callers = true;
@@ -834,10 +887,17 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	if (ret) {
 		vqf_trace_close(b->trace);
 		b->trace = NULL;
-		fprintf(stderr, "%s: cannot start the simulated machine over "
-			"%s (backend %s): %s (errno %d)\n", vqf_cli_prog,
-			o->shared, vqf_wl_sim_fs_name(o->fs), strerror(-ret),
-			-ret);
+		if (o->connect)
+			fprintf(stderr, "%s: cannot start the simulated guest "
+				"on the vhost-user back-end at %s: %s (errno "
+				"%d)\n", vqf_cli_prog, o->connect,
+				strerror(-ret), -ret);
+		else
+			fprintf(stderr, "%s: cannot start the simulated "
+				"machine over %s (backend %s): %s (errno "
+				"%d)\n", vqf_cli_prog, o->shared,
+				vqf_wl_sim_fs_name(o->fs), strerror(-ret),
+				-ret);
 		return ret;
 	}
 	b->cli = vqf_sim_cli(b->sim);
@@ -1002,9 +1062,17 @@ static int serve(const struct mount_opts *o, struct bridge *b)
 		fuse_destroy(f);
 		return -1;
 	}
-	printf("%s: mounted %s on %s (cache %s%s, backend %s)\n", vqf_cli_prog,
-	       o->shared, o->mnt, vqf_cli_cache_name(o->cache),
-	       o->writeback ? ", writeback" : "", vqf_wl_sim_fs_name(o->fs));
+	if (o->connect)
+		printf("%s: mounted %s on %s (cache %s%s, vhost-user "
+		       "back-end)\n", vqf_cli_prog, o->connect, o->mnt,
+		       vqf_cli_cache_name(o->cache),
+		       o->writeback ? ", writeback" : "");
+	else
+		printf("%s: mounted %s on %s (cache %s%s, backend %s)\n",
+		       vqf_cli_prog, o->shared, o->mnt,
+		       vqf_cli_cache_name(o->cache),
+		       o->writeback ? ", writeback" : "",
+		       vqf_wl_sim_fs_name(o->fs));
 	fflush(stdout);
 	ret = fuse_loop_mt(f, &lc);
 	__atomic_store_n(&st.loop_done, 1, __ATOMIC_RELEASE);

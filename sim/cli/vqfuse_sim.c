@@ -33,7 +33,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s run --shared DIR [options]\n"
+"  or:  %s run --connect SOCKET [options]\n"
 "  or:  %s mount MOUNTPOINT --shared DIR [options]\n"
+"  or:  %s mount MOUNTPOINT --connect SOCKET [options]\n"
 "  or:  %s vhost-user --socket PATH --shared DIR [options]\n"
 "  or:  %s help | --help | --version\n"
 "\n"
@@ -52,7 +54,16 @@ static void usage(FILE *f)
 "  --version           print the name and version and exit\n"
 "\n"
 "Options of run:\n"
-"  --shared DIR        host directory to share (required, must exist)\n"
+"  --shared DIR        host directory to share (required unless --connect,\n"
+"                      must exist)\n"
+"  --connect SOCKET    drive the vhost-user-fs back-end listening at SOCKET\n"
+"                      (virtiofsd, vqfuse-sim vhost-user) instead of the\n"
+"                      simulator's own device and backend: the guest as\n"
+"                      QEMU's vhost-user-fs-pci front-end; the directory,\n"
+"                      threads and DAX window are the back-end's options,\n"
+"                      --dax and --cache=shared use the regions it has;\n"
+"                      each guest connects on its own; not with\n"
+"                      --cache=all (a back-end ends with its front-end)\n"
 "  --backend NAME      vqfuse (own passthrough, default), passthrough_ll\n"
 "                      (libfuse3's example) or null (answers from memory:\n"
 "                      no workload runs on it, see docs/backend.md)\n"
@@ -139,7 +150,8 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 the workload failed (the failing operation,\n"
 "file and errno are named on stderr) or --plot could not draw, 2 bad\n"
 "usage.\n"
-"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog, vqf_cli_prog);
+"\n", vqf_cli_prog, vqf_cli_prog, vqf_cli_prog, vqf_cli_prog,
+	vqf_cli_prog, vqf_cli_prog);
 	fprintf(f, "Cache options of run (mount takes them, not all):\n");
 	vqf_cli_cache_usage(f, true);
 	fprintf(f, "\n");
@@ -169,6 +181,8 @@ static const struct run_mode all_modes[] = {
 
 struct run_opts {
 	const char *shared;
+	const char *connect;		/* --connect SOCKET */
+	bool fs_set, threads_set, dax_window_set;
 	enum vqf_sim_fs fs;
 	struct vqf_wl_cfg wl;
 	unsigned int queues, queue_size, threads;
@@ -231,13 +245,13 @@ static int run_set(void *arg, const char *name, const char *val,
 	else if (!strcmp(name, "--queue-size"))
 		o->queue_size = v;
 	else if (!strcmp(name, "--threads"))
-		o->threads = v;
+		o->threads = v, o->threads_set = true;
 	else if (!strcmp(name, "--ram"))
 		o->ram = v;
 	else if (!strcmp(name, "--seed"))
 		o->wl.seed = v;
 	else if (!strcmp(name, "--dax-window"))
-		o->dax = (o->dax_window = v) != 0;
+		o->dax = (o->dax_window = v) != 0, o->dax_window_set = true;
 	else if (!strcmp(name, "--poll-us"))
 		o->poll_us = v;
 	else if (!strcmp(name, "--inline"))
@@ -259,8 +273,10 @@ static int run_set(void *arg, const char *name, const char *val,
 		o->timeout_set = true;
 		return vqf_cli_parse_timeout(val, &o->timeout) ?
 		       EXIT_USAGE : 0;
-	} else if (!strcmp(name, "--backend"))
+	} else if (!strcmp(name, "--backend")) {
+		o->fs_set = true;
 		return vqf_cli_parse_backend(name, val, &o->fs);
+	}
 	else if (!strcmp(name, "--workload")) {
 		if (vqf_wl_kind_parse(val, &o->wl.kind))
 			return vqf_cli_bad_usage(
@@ -271,6 +287,8 @@ static int run_set(void *arg, const char *name, const char *val,
 		return vqf_cli_bad_usage("%s: empty path", name);
 	} else if (!strcmp(name, "--shared")) {
 		o->shared = val;
+	} else if (!strcmp(name, "--connect")) {
+		o->connect = val;
 	} else if (!strcmp(name, "--plot")) {
 		o->plot = val;
 	} else {
@@ -284,8 +302,8 @@ static const char *const run_flags[] = {
 	NULL
 };
 static const char *const run_strs[] = {
-	"--shared", "--backend", "--workload", "--cache", "--timeout",
-	"--plot", "--trace", NULL
+	"--shared", "--connect", "--backend", "--workload", "--cache",
+	"--timeout", "--plot", "--trace", NULL
 };
 static const struct vqf_cli_spec run_spec = {
 	.cmd = "run", .flags = run_flags, .strs = run_strs,
@@ -334,8 +352,25 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		o->modes = &o->one;
 		o->nmodes = 1;
 	}
+	if (o->connect) {
+		/* The back-end's own settings are its command line's. */
+		if (o->shared || o->fs_set || o->threads_set ||
+		    o->inline_kick || o->handoff || o->dax_window_set)
+			return vqf_cli_bad_usage("--connect: --shared, "
+				"--backend, --threads, --inline, --handoff "
+				"and --dax-window are the back-end's (use "
+				"--dax for the guest's side)");
+		/* virtiofsd and vqfuse-sim vhost-user both end when their
+		 * front-end hangs up: no fresh machine per mode.
+		 */
+		if (o->all)
+			return vqf_cli_bad_usage("--connect: one cache mode per "
+				"back-end run, not --cache=all");
+		return 0;
+	}
 	if (!o->shared)
-		return vqf_cli_bad_usage("run: --shared DIR is required");
+		return vqf_cli_bad_usage("run: --shared DIR or --connect "
+					 "SOCKET is required");
 	{
 		struct stat st;
 
@@ -430,7 +465,9 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	printf("{\n  \"version\": ");
 	json_str(VQF_VERSION);
 	printf(",\n  \"shared\": ");
-	json_str(o->shared);
+	json_str(o->shared ? o->shared : "");
+	printf(",\n  \"connect\": ");
+	json_str(o->connect ? o->connect : "");
 	printf(",\n  \"backend\": ");
 	json_str(vqf_wl_sim_fs_name(o->fs));
 	printf(",\n  \"workload\": ");
@@ -540,12 +577,19 @@ static void print_json(const struct run_opts *o, const struct vqf_wl_cfg *wl,
 
 static void print_title(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 {
-	printf("%s on %s: backend %s, %u queue(s) x %u, device threads %u%s, "
-	       "guests %u, jobs %u, ", vqf_wl_kind_name(wl->kind), o->shared,
-	       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
-	       o->threads, o->inline_kick ? " (inline)" :
-	       o->poll_us ? "" : o->handoff ? " (handoff)" : " (direct)",
-	       o->guests ? o->guests : 1, wl->jobs);
+	if (o->connect)
+		printf("%s over the vhost-user back-end at %s: %u queue(s) "
+		       "x %u, guests %u, jobs %u, ",
+		       vqf_wl_kind_name(wl->kind), o->connect, o->queues,
+		       o->queue_size, o->guests ? o->guests : 1, wl->jobs);
+	else
+		printf("%s on %s: backend %s, %u queue(s) x %u, device "
+		       "threads %u%s, guests %u, jobs %u, ",
+		       vqf_wl_kind_name(wl->kind), o->shared,
+		       vqf_wl_sim_fs_name(o->fs), o->queues, o->queue_size,
+		       o->threads, o->inline_kick ? " (inline)" :
+		       o->poll_us ? "" : o->handoff ? " (handoff)" :
+		       " (direct)", o->guests ? o->guests : 1, wl->jobs);
 	if (o->poll_us && !o->inline_kick)
 		printf("polling up to %u us, ", o->poll_us);
 	if (wl->kind == VQF_WL_SMALLFILE)
@@ -894,6 +938,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	}
 	sc.trace = tr;
 	sc.shared = o->shared;
+	sc.connect = o->connect;
 	sc.fs = o->fs;
 	sc.queues = o->queues;
 	sc.queue_size = o->queue_size;
@@ -910,10 +955,17 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 		vqf_trace_close(tr);
 		memset(res, 0, sizeof(*res));
 		res->err = ret;
-		snprintf(res->errmsg, sizeof(res->errmsg), "cannot start the "
-			 "simulated machine over %s (backend %s): %s "
-			 "(errno %d)", o->shared, vqf_wl_sim_fs_name(o->fs),
-			 strerror(-ret), -ret);
+		if (o->connect)
+			snprintf(res->errmsg, sizeof(res->errmsg),
+				 "cannot start the simulated guest on the "
+				 "vhost-user back-end at %s: %s (errno %d)",
+				 o->connect, strerror(-ret), -ret);
+		else
+			snprintf(res->errmsg, sizeof(res->errmsg),
+				 "cannot start the simulated machine over %s "
+				 "(backend %s): %s (errno %d)", o->shared,
+				 vqf_wl_sim_fs_name(o->fs), strerror(-ret),
+				 -ret);
 		return ret;
 	}
 	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o->fs), &fs);

@@ -99,6 +99,10 @@ struct vqf_gcli {
 	u64 posix_owner;
 	struct gc_dcache dc;		/* under lock */
 	u64 attr_version;		/* under lock (fc->attr_version) */
+	/* An xattr opcode the server answered ENOSYS (atomic; by
+	 * gcli_xattr.c's xattr_slot()): not sent again, as fc->no_getxattr.
+	 */
+	bool no_xattr[4];
 	u64 ttl;			/* entry and attr validity, ns */
 	struct gdax dax;
 	bool dax_on;

@@ -6,6 +6,41 @@
 #define _GNU_SOURCE	/* SEEK_DATA, F_OFD_*, RENAME_* */
 #include "gcli_int.h"
 
+static unsigned int xattr_slot(u32 opcode)
+{
+	switch (opcode) {
+	case FUSE_SETXATTR:
+		return 0;
+	case FUSE_GETXATTR:
+		return 1;
+	case FUSE_LISTXATTR:
+		return 2;
+	default:
+		return 3;	/* FUSE_REMOVEXATTR */
+	}
+}
+
+/*
+ * As fs/fuse/xattr.c: a server that answers ENOSYS to an xattr opcode has
+ * none (virtiofsd without -o xattr): callers get EOPNOTSUPP, what a
+ * filesystem without xattrs says and what ls -l and cp expect, and the
+ * opcode is not sent again.
+ */
+static int xattr_send(struct vqf_gcli *c, struct vqf_gdrv_call *cl)
+{
+	bool *no = &c->no_xattr[xattr_slot(cl->req.in_h.opcode)];
+	int ret;
+
+	if (__atomic_load_n(no, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	ret = gcli_send(c, cl);
+	if (ret == -ENOSYS) {
+		__atomic_store_n(no, true, __ATOMIC_RELAXED);
+		ret = -EOPNOTSUPP;
+	}
+	return ret;
+}
+
 int gcli_lk_call(struct vqf_gcli *c, const struct gfile *f, u32 opcode,
 		 u64 owner, u32 lk_flags, struct fuse_file_lock *lk,
 		 struct fuse_lk_out *lo)
@@ -168,7 +203,7 @@ static int xattr_set(struct vqf_gcli *c, const char *path, const char *name,
 		       sizeof(si) : FUSE_COMPAT_SETXATTR_IN_SIZE);
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
 	vqf_req_add_in(&cl.req, value, (u32)size);
-	ret = gcli_send(c, &cl);
+	ret = xattr_send(c, &cl);
 	if (!ret)
 		gcli_attr_inval(c, nodeid);	/* ctime */
 	gcli_iput(c, nodeid);
@@ -205,7 +240,7 @@ static ssize_t xattr_get(struct vqf_gcli *c, const char *path, u32 opcode,
 		vqf_req_add_out(&cl.req, &go, sizeof(go));
 		cl.req.out_argvar = false;
 	}
-	ret = gcli_send(c, &cl);
+	ret = xattr_send(c, &cl);
 	gcli_iput(c, nodeid);
 	if (ret)
 		return ret;
@@ -265,7 +300,7 @@ static int xattr_remove(struct vqf_gcli *c, const char *path,
 		return ret;
 	gcli_call_init(&cl, FUSE_REMOVEXATTR, nodeid);
 	vqf_req_add_in(&cl.req, name, (u32)strlen(name) + 1);
-	ret = gcli_send(c, &cl);
+	ret = xattr_send(c, &cl);
 	if (!ret)
 		gcli_attr_inval(c, nodeid);
 	gcli_iput(c, nodeid);
