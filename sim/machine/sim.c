@@ -7,7 +7,9 @@
 #include "vqf_nullfs.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@ struct sim_guest {
 	struct vqf_gram *ram;
 	struct vqf_fsdev *dev;
 	struct vqf_vfront *front;	/* connect: the device instead */
+	char sock[PATH_MAX];		/* connect with several guests */
 	struct vqf_gdrv *drv;
 	struct vqf_gcli *cli;
 	struct vqf_hub_port *port;
@@ -142,7 +145,15 @@ static int guest_connect(struct vqf_sim *s, unsigned int idx)
 	g->ram = vqf_gram_new_shared(cfg->ram);
 	if (!g->ram)
 		return -errno;
-	fc.socket = cfg->connect;
+	/* Several guests: socket.i each, as `vqfuse-sim vhost-user
+	 * --guests N` lays them out.
+	 */
+	if (s->nguests > 1) {
+		snprintf(g->sock, sizeof(g->sock), "%s.%u", cfg->connect, idx);
+		fc.socket = g->sock;
+	} else {
+		fc.socket = cfg->connect;
+	}
 	fc.ram = g->ram;
 	if (!fc.tag)
 		fc.tag = cfg->tag;

@@ -99,7 +99,9 @@ struct vqf_sim_cfg {
 	/*
 	 * A vhost-user-fs back-end in another process (virtiofsd, `vqfuse-sim
 	 * vhost-user`), at this socket, instead of the simulator's own device
-	 * and backend: each guest connects on its own, its RAM a memfd, its
+	 * and backend: each guest connects on its own (with several guests,
+	 * guest i to "@connect.i", as `vqfuse-sim vhost-user --guests N`
+	 * names its sockets), its RAM a memfd, its
 	 * device a vqf_vfront (vqf_vfront.h).  @shared, @fs, @io,
 	 * @host_callers, @nodev, @threads, @readonly, @inline_kick,
 	 * @handoff, @faults, @dax_window and @hub are the back-end's then
