@@ -1060,6 +1060,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* Every row or a failure: what the smoke test asserts. */
+	if (b.nsf != R_NR - R_SF0) {
+		fprintf(stderr, "bench-daemons: %u smallfile phases, not %d\n",
+			b.nsf, R_NR - R_SF0);
+		ret = 1;
+	}
 	loadavg(la, sizeof(la));
 	report(&b);
 	printf("load afterwards %s\n", la);
