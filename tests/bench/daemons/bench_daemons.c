@@ -78,7 +78,7 @@ struct meas {
 	double us;	/* wall us per request (per pair for CREATE) */
 	double cpu;	/* daemon CPU us per request */
 	double cs;	/* daemon context switches per request */
-	double sys;	/* daemon read/write-family system calls per request */
+	double sys;	/* daemon read/write-family system calls per rq */
 	double rpo;	/* requests per operation (smallfile: per file) */
 };
 
@@ -195,7 +195,7 @@ static int parse(int argc, char **argv, struct bench *b)
 		}
 		i++;
 		if (!v) {
-			fprintf(stderr, "bench-daemons: %s: value missing\n", o);
+			fprintf(stderr, "bench-daemons: %s: no value\n", o);
 			return -1;
 		}
 		if (!strcmp(o, "--rounds")) {
@@ -350,7 +350,8 @@ static void tree_sample(const struct tree *t, struct sample *s)
 		while (d && (e = readdir(d))) {
 			if (e->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status",
+			snprintf(path, sizeof(path),
+				 "/proc/%d/task/%.16s/status",
 				 (int)t->pid[i], e->d_name);
 			s->cs += proc_keys(path, "voluntary_ctxt_switches:",
 					   "nonvoluntary_ctxt_switches:");
@@ -692,7 +693,7 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	snprintf(sock, sizeof(sock), "%s.sock", dir);
 	snprintf(log, sizeof(log), "%s.log", dir);
 	if (mkdir(dir, 0755)) {
-		fprintf(stderr, "bench-daemons: %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "bench-daemons: %s: %m\n", dir);
 		return -1;
 	}
 	snprintf(opt, sizeof(opt), "source=%s,cache=none", dir);
@@ -700,7 +701,7 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	snprintf(sockopt, sizeof(sockopt), "--socket-path=%s", sock);
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		fprintf(stderr, "bench-daemons: %s: %s\n", log, strerror(errno));
+		fprintf(stderr, "bench-daemons: %s: %m\n", log);
 		return -1;
 	}
 	pid = fork();
