@@ -325,6 +325,11 @@ int vqf_gcli_readdir(struct vqf_gcli *c, const char *path, bool plus,
 	int ret;
 
 	STAT_ADD(c, calls, 1);
+	/* As fs/fuse: READDIRPLUS only for a server whose INIT reply asked
+	 * for it (a daemon at cache=none answers it ENOSYS).
+	 */
+	if (!(vqf_gdrv_init_out(c->g)->flags & FUSE_DO_READDIRPLUS))
+		plus = false;
 	ret = gcli_resolve(c, path, false, true, &nodeid, NULL, NULL);
 	if (ret)
 		return ret;

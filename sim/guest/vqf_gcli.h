@@ -226,7 +226,8 @@ int vqf_gcli_statfs(struct vqf_gcli *c, const char *path,
 
 /*
  * Directory listing: @fn(ctx, name, st) for every entry, "." and ".."
- * included, in the server's order.  With @plus (READDIRPLUS), @st holds
+ * included, in the server's order.  With @plus (READDIRPLUS, sent only
+ * when INIT's reply has FUSE_DO_READDIRPLUS, as fs/fuse does), @st holds
  * the attributes and the entries' inodes are remembered as LOOKUP would;
  * without, only st_ino and the type bits of st_mode are set.  A nonzero
  * return from @fn stops the walk and is returned.
