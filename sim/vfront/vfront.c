@@ -43,6 +43,12 @@ struct vqf_vfront {
 	struct vqf_vfront_cfg cfg;
 	char tag[VQF_FS_TAG_LEN + 1];
 	pthread_mutex_t lock;		/* the main socket's conversation */
+	/*
+	 * The transport state below (status, features, rings): a lost
+	 * back-end's reset runs on the driver's resetter thread while the
+	 * thread that saw the loss may still be in vqf_vfront_set_status().
+	 */
+	pthread_mutex_t dev_lock;
 	int fd;
 	int chan_fd;			/* our end of the back-end channel */
 	int stop_fd;
@@ -626,6 +632,7 @@ int vqf_vfront_new(const struct vqf_vfront_cfg *cfg, struct vqf_vfront **out)
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->slock, NULL);
 	pthread_mutex_init(&f->cb_lock, NULL);
+	pthread_mutex_init(&f->dev_lock, NULL);
 	f->chan_fd = -1;
 	f->fd = cfg->socket ? vf_connect(cfg->socket) : cfg->fd;
 	f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -758,13 +765,18 @@ u64 vqf_vfront_features(struct vqf_vfront *f)
 
 int vqf_vfront_set_features(struct vqf_vfront *f, u64 features)
 {
+	int ret = 0;
+
+	pthread_mutex_lock(&f->dev_lock);
 	if ((f->status & (VQF_S_DRIVER | VQF_S_FEATURES_OK)) != VQF_S_DRIVER)
-		return -EPERM;
-	if ((features & ~vqf_vfront_features(f)) ||
-	    !(features & (1ull << VIRTIO_F_VERSION_1)))
-		return -EINVAL;
-	f->acked = features;
-	return 0;
+		ret = -EPERM;
+	else if ((features & ~vqf_vfront_features(f)) ||
+		 !(features & (1ull << VIRTIO_F_VERSION_1)))
+		ret = -EINVAL;
+	else
+		f->acked = features;
+	pthread_mutex_unlock(&f->dev_lock);
+	return ret;
 }
 
 void vqf_vfront_read_config(struct vqf_vfront *f,
@@ -784,22 +796,28 @@ int vqf_vfront_set_queue(struct vqf_vfront *f, unsigned int idx,
 			 unsigned int num, const struct vqf_vring_addr *addr,
 			 int kick_fd, int call_fd)
 {
+	int ret = 0;
+
+	pthread_mutex_lock(&f->dev_lock);
 	if (!(f->status & VQF_S_FEATURES_OK) || (f->status & VQF_S_DRIVER_OK))
-		return -EPERM;
-	if (idx >= 1 + f->nreq)
-		return -ENOENT;
-	if (!num || (num & (num - 1)) || num > f->cfg.queue_size_max ||
-	    kick_fd < 0 || call_fd < 0 || !addr)
-		return -EINVAL;
-	f->q[idx].set = true;
-	f->q[idx].num = num;
-	f->q[idx].addr = *addr;
-	f->q[idx].kick_fd = kick_fd;
-	f->q[idx].call_fd = call_fd;
-	return 0;
+		ret = -EPERM;
+	else if (idx >= 1 + f->nreq)
+		ret = -ENOENT;
+	else if (!num || (num & (num - 1)) || num > f->cfg.queue_size_max ||
+		 kick_fd < 0 || call_fd < 0 || !addr)
+		ret = -EINVAL;
+	if (!ret) {
+		f->q[idx].set = true;
+		f->q[idx].num = num;
+		f->q[idx].addr = *addr;
+		f->q[idx].kick_fd = kick_fd;
+		f->q[idx].call_fd = call_fd;
+	}
+	pthread_mutex_unlock(&f->dev_lock);
+	return ret;
 }
 
-int vqf_vfront_set_status(struct vqf_vfront *f, u8 status)
+static int set_status_locked(struct vqf_vfront *f, u8 status)
 {
 	int ret;
 
@@ -830,9 +848,24 @@ int vqf_vfront_set_status(struct vqf_vfront *f, u8 status)
 	return 0;
 }
 
+int vqf_vfront_set_status(struct vqf_vfront *f, u8 status)
+{
+	int ret;
+
+	pthread_mutex_lock(&f->dev_lock);
+	ret = set_status_locked(f, status);
+	pthread_mutex_unlock(&f->dev_lock);
+	return ret;
+}
+
 u8 vqf_vfront_get_status(struct vqf_vfront *f)
 {
-	return f->status;
+	u8 status;
+
+	pthread_mutex_lock(&f->dev_lock);
+	status = f->status;
+	pthread_mutex_unlock(&f->dev_lock);
+	return status;
 }
 
 int vqf_vfront_kick(struct vqf_vfront *f, unsigned int idx)
@@ -883,6 +916,7 @@ void vqf_vfront_free(struct vqf_vfront *f)
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->slock);
 	pthread_mutex_destroy(&f->cb_lock);
+	pthread_mutex_destroy(&f->dev_lock);
 	free(f);
 }
 
