@@ -587,20 +587,28 @@ static void d_op(struct out *o, unsigned int op, unsigned int sel,
 	d_req(o, 1, D_SHAPE, op, sel, hx, body, blen);
 }
 
-static void d_name(struct out *o, unsigned int op, unsigned int sel,
-		   const void *arg, unsigned int alen, const char *n1,
-		   const char *n2)
+/* Appends @n1 and (if any) @n2, NUL-terminated, at @b + @k: the new end. */
+static unsigned int put_names(unsigned char *b, unsigned int k,
+			      const char *n1, const char *n2)
 {
-	unsigned char b[512];
-	unsigned int k = alen;
-
-	memcpy(b, arg, alen);
 	memcpy(b + k, n1, strlen(n1) + 1);
 	k += strlen(n1) + 1;
 	if (n2) {
 		memcpy(b + k, n2, strlen(n2) + 1);
 		k += strlen(n2) + 1;
 	}
+	return k;
+}
+
+static void d_name(struct out *o, unsigned int op, unsigned int sel,
+		   const void *arg, unsigned int alen, const char *n1,
+		   const char *n2)
+{
+	unsigned char b[512];
+	unsigned int k;
+
+	memcpy(b, arg, alen);
+	k = put_names(b, alen, n1, n2);
 	d_op(o, op, sel, 0, b, k);
 }
 
@@ -988,6 +996,249 @@ static void gen_device_set(void)
 	emit(T, &o);
 }
 
+/* ---- fuzz_vu_rings: records of FUSE requests (see its header) ------- */
+
+/* Reply buffer classes (fuzz_vu_rings.c in_class[]). */
+#define VU_IN_16	3
+#define VU_IN_144	8
+#define VU_IN_4112	12
+#define VU_IN_64K	15
+
+/* ctl bits */
+#define VU_REQ		0x01	/* request ring, else hiprio */
+#define VU_RAW		0x02
+#define VU_USER		0x04
+#define VU_BATCH	0x08
+
+/*
+ * One record: @sel's low nibble picks the nodeid (0 root, n: the n-th
+ * learnt), its high nibble a learnt value patched at body offset
+ * 8 * (@pt & 7) (@pt bit 3: a nodeid, else a handle); @in a class.
+ */
+static void vu_rec(struct out *o, unsigned int ctl, unsigned int op,
+		   unsigned int sel, unsigned int pt, unsigned int in,
+		   const void *body, size_t blen)
+{
+	put8(o, ctl);
+	if (!(ctl & VU_RAW)) {
+		put8(o, op);
+		put8(o, sel);
+	}
+	put8(o, (in << 4) | (pt & 15));
+	put16(o, blen);
+	if (blen)
+		put(o, body, blen);
+}
+
+/* A request naming @name after a fixed part of @flen bytes. */
+static void vu_named(struct out *o, unsigned int ctl, unsigned int op,
+		     unsigned int sel, const void *fixed, size_t flen,
+		     const char *name, const char *name2)
+{
+	unsigned char b[256];
+	size_t n;
+
+	if (flen)
+		memcpy(b, fixed, flen);
+	n = put_names(b, flen, name, name2);
+	vu_rec(o, ctl, op, sel, 0, VU_IN_4112, b, n);
+}
+
+static void vu_lookup(struct out *o, unsigned int sel, const char *name)
+{
+	vu_named(o, VU_REQ, FUSE_LOOKUP, sel, NULL, 0, name, NULL);
+}
+
+/* READ/WRITE/READDIR(PLUS) of the @k-th learnt handle. */
+static void vu_rw(struct out *o, unsigned int op, unsigned int sel,
+		  unsigned int k, u64 off, u32 size, const char *data)
+{
+	unsigned char b[64 + 64];
+	size_t n;
+
+	if (op == FUSE_WRITE) {
+		struct fuse_write_in wi = { .offset = off,
+					    .size = strlen(data) };
+
+		memcpy(b, &wi, sizeof(wi));
+		memcpy(b + sizeof(wi), data, strlen(data));
+		n = sizeof(wi) + strlen(data);
+	} else {
+		struct fuse_read_in ri = { .offset = off, .size = size };
+
+		memcpy(b, &ri, sizeof(ri));
+		n = sizeof(ri);
+	}
+	vu_rec(o, VU_REQ, op, sel | k << 4, 0, size > 4096 ? VU_IN_64K :
+	       VU_IN_4112, b, n);
+}
+
+/* RELEASE or RELEASEDIR of the @k-th learnt handle, by the fuzzer. */
+static void vu_release(struct out *o, unsigned int op, unsigned int sel,
+		       unsigned int k)
+{
+	struct fuse_release_in ri = { 0 };
+
+	vu_rec(o, VU_REQ, op, sel | k << 4, 0, VU_IN_16, &ri, sizeof(ri));
+}
+
+static void vu_create(struct out *o, const char *name)
+{
+	struct fuse_create_in ci = { .flags = O_RDWR | O_CREAT,
+				     .mode = S_IFREG | 0644 };
+
+	vu_named(o, VU_REQ, FUSE_CREATE, 0, &ci, sizeof(ci), name, NULL);
+}
+
+static void vu_open(struct out *o, unsigned int op, unsigned int sel,
+		    u32 flags)
+{
+	struct fuse_open_in oi = { .flags = flags };
+
+	vu_rec(o, VU_REQ, op, sel, 0, VU_IN_144, &oi, sizeof(oi));
+}
+
+static void gen_vu_rings(void)
+{
+	static const char *const t = "fuzz_vu_rings";
+	struct fuse_getattr_in ga = { 0 };
+	struct fuse_setattr_in sa = { .valid = FATTR_SIZE, .size = 3 };
+	struct fuse_mkdir_in mk = { .mode = 0755 };
+	struct fuse_rename_in rn = { .newdir = FUSE_ROOT_ID };
+	struct fuse_link_in ln = { 0 };
+	struct fuse_getxattr_in gx = { .size = 256 };
+	struct fuse_setxattr_in sx = { .size = 2 };
+	struct fuse_forget_in fg = { .nlookup = 1 };
+	struct fuse_interrupt_in it = { .unique = 12345 };
+	struct fuse_fallocate_in fa = { .offset = 0, .length = 8192 };
+	struct fuse_lseek_in ls = { .offset = 0, .whence = 3 };
+	struct fuse_lk_in lk = { .owner = 7, .lk = { .start = 0,
+		.end = 100, .type = F_WRLCK, .pid = 1 } };
+	struct fuse_copy_file_range_in cf = { .len = 5 };
+	struct fuse_in_header raw = { .len = 40, .opcode = FUSE_GETATTR,
+				      .unique = 99, .nodeid = 1 };
+	unsigned char xb[64];
+	struct out o = { .n = 0 };
+
+	/* Nothing but the set-up's INIT and the clean-up. */
+	emit(t, &o);
+	/* LOOKUP, GETATTR; the root too, and STATFS. */
+	vu_lookup(&o, 0, "f");
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 1, 0, VU_IN_144, &ga, sizeof(ga));
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 0, 0, VU_IN_144, &ga, sizeof(ga));
+	vu_rec(&o, VU_REQ, FUSE_STATFS, 0, 0, VU_IN_144, NULL, 0);
+	emit(t, &o);
+	/* A file: OPEN, READ, WRITE, READ, FLUSH, FSYNC, RELEASE. */
+	vu_lookup(&o, 0, "f");
+	vu_open(&o, FUSE_OPEN, 1, O_RDWR);
+	vu_rw(&o, FUSE_READ, 1, 1, 0, 4096, NULL);
+	vu_rw(&o, FUSE_WRITE, 1, 1, 7, 0, "there\n");
+	vu_rw(&o, FUSE_READ, 1, 1, 0, 65536, NULL);
+	vu_rec(&o, VU_REQ, FUSE_FLUSH, 1 | 1 << 4, 0, VU_IN_16, xb, 24);
+	vu_rec(&o, VU_REQ, FUSE_FSYNC, 1 | 1 << 4, 0, VU_IN_16, xb, 16);
+	vu_release(&o, FUSE_RELEASE, 1, 1);
+	emit(t, &o);
+	/* CREATE, WRITE, SETATTR (truncate), READ; left for the clean-up. */
+	vu_create(&o, "n");
+	vu_rw(&o, FUSE_WRITE, 1, 1, 0, 0, "new file");
+	vu_rec(&o, VU_REQ, FUSE_SETATTR, 1, 0, VU_IN_144, &sa, sizeof(sa));
+	vu_rw(&o, FUSE_READ, 1, 1, 0, 4096, NULL);
+	emit(t, &o);
+	/* Directories: MKDIR, OPENDIR, READDIR, READDIRPLUS, RELEASEDIR. */
+	vu_named(&o, VU_REQ, FUSE_MKDIR, 0, &mk, sizeof(mk), "m", NULL);
+	vu_open(&o, FUSE_OPENDIR, 0, O_RDONLY);
+	vu_rw(&o, FUSE_READDIR, 0, 1, 0, 4096, NULL);
+	vu_rw(&o, FUSE_READDIRPLUS, 0, 1, 0, 4096, NULL);
+	vu_release(&o, FUSE_RELEASEDIR, 0, 1);
+	vu_lookup(&o, 0, "d");
+	vu_open(&o, FUSE_OPENDIR, 2, O_RDONLY);
+	vu_rw(&o, FUSE_READDIRPLUS, 2, 2, 0, 4096, NULL);
+	emit(t, &o);
+	/* Names: SYMLINK, READLINK, LINK, RENAME, UNLINK, RMDIR. */
+	vu_named(&o, VU_REQ, FUSE_SYMLINK, 0, NULL, 0, "s", "f");
+	vu_rec(&o, VU_REQ, FUSE_READLINK, 1, 0, VU_IN_4112, NULL, 0);
+	vu_lookup(&o, 0, "f");
+	/* LINK's oldnodeid: the second learnt nodeid ("f"), patched. */
+	memcpy(xb, &ln, sizeof(ln));
+	memcpy(xb + sizeof(ln), "h", 2);
+	vu_rec(&o, VU_REQ, FUSE_LINK, 2 << 4, 8, VU_IN_4112, xb,
+	       sizeof(ln) + 2);
+	vu_named(&o, VU_REQ, FUSE_RENAME, 0, &rn, sizeof(rn), "h", "h2");
+	vu_named(&o, VU_REQ, FUSE_UNLINK, 0, NULL, 0, "h2", NULL);
+	vu_named(&o, VU_REQ, FUSE_RMDIR, 0, NULL, 0, "d", NULL);
+	vu_named(&o, VU_REQ, FUSE_MKDIR, 0, &mk, sizeof(mk), "e", NULL);
+	vu_named(&o, VU_REQ, FUSE_RMDIR, 0, NULL, 0, "e", NULL);
+	emit(t, &o);
+	/* xattrs, as an unprivileged user too. */
+	vu_lookup(&o, 0, "f");
+	memcpy(xb, &sx, sizeof(sx));
+	memcpy(xb + sizeof(sx), "user.a\0hi", 9);
+	vu_rec(&o, VU_REQ, FUSE_SETXATTR, 1, 0, VU_IN_16, xb,
+	       sizeof(sx) + 9);
+	memcpy(xb, &gx, sizeof(gx));
+	memcpy(xb + sizeof(gx), "user.a", 7);
+	vu_rec(&o, VU_REQ, FUSE_GETXATTR, 1, 0, VU_IN_4112, xb,
+	       sizeof(gx) + 7);
+	vu_rec(&o, VU_REQ, FUSE_LISTXATTR, 1, 0, VU_IN_4112, &gx,
+	       sizeof(gx));
+	vu_rec(&o, VU_REQ | VU_USER, FUSE_REMOVEXATTR, 1, 0, VU_IN_16,
+	       "user.a", 7);
+	emit(t, &o);
+	/* Locks (SETLKW is sent as SETLK), FALLOCATE, LSEEK, COPY. */
+	vu_create(&o, "k");
+	vu_rec(&o, VU_REQ, FUSE_SETLK, 1 | 1 << 4, 0, VU_IN_16, &lk,
+	       sizeof(lk));
+	vu_rec(&o, VU_REQ, FUSE_GETLK, 1 | 1 << 4, 0, VU_IN_144, &lk,
+	       sizeof(lk));
+	lk.owner = 8;
+	vu_rec(&o, VU_REQ, FUSE_SETLKW, 1 | 1 << 4, 0, VU_IN_16, &lk,
+	       sizeof(lk));
+	vu_rec(&o, VU_REQ, FUSE_FALLOCATE, 1 | 1 << 4, 0, VU_IN_16, &fa,
+	       sizeof(fa));
+	vu_rec(&o, VU_REQ, FUSE_LSEEK, 1 | 1 << 4, 0, VU_IN_144, &ls,
+	       sizeof(ls));
+	vu_create(&o, "c");
+	vu_rw(&o, FUSE_WRITE, 1, 1, 0, 0, "copy me");
+	/* From "k" (fh_in: its handle); nodeid_out: "c", patched. */
+	cf.fh_in = 0;
+	vu_rec(&o, VU_REQ, FUSE_COPY_FILE_RANGE, 1 | 2 << 4, 8 | 2,
+	       VU_IN_144, &cf, sizeof(cf));
+	emit(t, &o);
+	/* Several in flight on both rings; FORGET and INTERRUPT on hiprio. */
+	vu_rec(&o, VU_REQ | VU_BATCH, FUSE_LOOKUP, 0, 0, VU_IN_144, "f", 2);
+	vu_rec(&o, VU_REQ | VU_BATCH, FUSE_LOOKUP, 0, 0, VU_IN_144, "d", 2);
+	vu_rec(&o, VU_BATCH, FUSE_INTERRUPT, 0, 0, VU_IN_16, &it,
+	       sizeof(it));
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 0, 0, VU_IN_144, &ga, sizeof(ga));
+	vu_rec(&o, 0, FUSE_FORGET, 1, 0, 0, &fg, sizeof(fg));
+	emit(t, &o);
+	/* Descriptor layouts: pieces on both sides; small reply buffers. */
+	vu_rec(&o, VU_REQ | 0x30 | 0x80, FUSE_LOOKUP, 0, 0, VU_IN_4112,
+	       "f", 2);
+	vu_rec(&o, VU_REQ | 0x10 | 0x40, FUSE_GETATTR, 1, 0, VU_IN_144, &ga,
+	       sizeof(ga));
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 1, 0, VU_IN_16, &ga, sizeof(ga));
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 1, 0, 1, &ga, sizeof(ga));
+	vu_rec(&o, VU_REQ, FUSE_GETATTR, 1, 0, 0, &ga, sizeof(ga));
+	emit(t, &o);
+	/* Raw: a whole GETATTR, a short header, a wrong length. */
+	memcpy(xb, &raw, sizeof(raw));
+	memset(xb + sizeof(raw), 0, 16);
+	raw.len = 56;
+	memcpy(xb, &raw, sizeof(raw));
+	vu_rec(&o, VU_REQ | VU_RAW, 0, 0, 0, VU_IN_144, xb, 56);
+	vu_rec(&o, VU_REQ | VU_RAW, 0, 0, 0, VU_IN_144, xb, 20);
+	raw.len = 4000;
+	memcpy(xb, &raw, sizeof(raw));
+	vu_rec(&o, VU_REQ | VU_RAW, 0, 0, 0, VU_IN_144, xb, 56);
+	emit(t, &o);
+	/* DESTROY, then requests to a session that is gone. */
+	vu_lookup(&o, 0, "f");
+	vu_rec(&o, VU_REQ, FUSE_DESTROY, 0, 0, VU_IN_16, NULL, 0);
+	vu_lookup(&o, 0, "f");
+	emit(t, &o);
+}
+
 /* Every device seed twice: straight into the backend, then via the hub. */
 static void gen_device(void)
 {
@@ -1013,5 +1264,6 @@ int main(int argc, char **argv)
 	gen_dax_dev();
 	gen_device();
 	gen_vhost();
+	gen_vu_rings();
 	return 0;
 }

@@ -15,12 +15,21 @@
 #   VQF_FUZZ_JOBS        parallel build jobs (default 2)
 #   VQF_FUZZ_CC          compiler (default clang; afl-clang-fast builds
 #                        AFL++ binaries, which this script does not run)
-#   VQF_FUZZ_TMPDIR      where fuzz_device makes its shared directory
-#                        (default /dev/shm if writable, else $TMPDIR, /tmp)
+#   VQF_FUZZ_TMPDIR      where fuzz_device and fuzz_vu_rings make their
+#                        shared directory (default /dev/shm if writable,
+#                        else $TMPDIR, /tmp)
+#   VQF_FUZZ_CONNECT     fuzz_vu_rings: drive the vhost-user-fs daemon
+#                        listening on this socket instead of ours
+#                        (docs/fuzzing.md); VQF_FUZZ_SHARE its shared
+#                        directory, emptied between inputs
+#   VQF_FUZZ_THREADS     fuzz_vu_rings: our daemon's worker threads
+#                        (default 0: each ring served in its own thread)
+#   VQF_FUZZ_STRICT_FORGET  fuzz_vu_rings: no bypass of finding V1
 #
-# fuzz_device (the whole device over the passthrough) is built when
-# pkg-config finds fuse3 >= 3.14 and liburing; it runs for SECONDS like
-# the others.
+# fuzz_device (the whole device over the passthrough), fuzz_vhost and
+# fuzz_vu_rings (FUSE requests through real rings to a vhost-user daemon)
+# are built when pkg-config finds fuse3 >= 3.14 and liburing; they run for
+# SECONDS like the others.
 #
 # Exit status: 0 clean, 1 a target failed, 2 the build failed.
 set -eu
