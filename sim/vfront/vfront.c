@@ -177,21 +177,29 @@ static int send_msg(int fd, u32 req, u32 flags, const void *p, u32 size,
 	return n == (ssize_t)(VQF_VHOST_HDR_SIZE + size) ? 0 : -EPROTO;
 }
 
-/* Reads exactly @len bytes, waiting up to @ms for each part. */
-static int read_full(int fd, void *p, size_t len, int ms)
+/*
+ * Reads exactly @len bytes, waiting up to @ms for each part; -ECANCELED
+ * as soon as @stop_fd (-1: none) is readable.
+ */
+static int read_full(int fd, void *p, size_t len, int ms, int stop_fd)
 {
 	u8 *b = p;
 
 	while (len) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		struct pollfd pf[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = stop_fd, .events = POLLIN },
+		};
 		ssize_t n;
 		int r;
 
-		r = poll(&pf, 1, ms);
+		r = poll(pf, stop_fd >= 0 ? 2 : 1, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0)
 			return -ETIMEDOUT;
+		if (stop_fd >= 0 && pf[1].revents)
+			return -ECANCELED;
 		n = recv(fd, b, len, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -207,22 +215,27 @@ static int read_full(int fd, void *p, size_t len, int ms)
  * Reads the reply to @req: header checked, payload exactly @size bytes
  * (or, with @min, between @min and @size: *@got says how many).
  */
+static int reply_ms(const struct vqf_vfront *f)
+{
+	return f->cfg.reply_timeout_ms ? (int)f->cfg.reply_timeout_ms :
+					 VF_REPLY_TIMEOUT_MS;
+}
+
 static int read_reply(struct vqf_vfront *f, u32 req, void *p, u32 min,
 		      u32 size, u32 *got)
 {
-	int ms = f->cfg.reply_timeout_ms ? (int)f->cfg.reply_timeout_ms :
-					   VF_REPLY_TIMEOUT_MS;
+	int ms = reply_ms(f);
 	struct vqf_vhost_hdr h;
 	int ret;
 
-	ret = read_full(f->fd, &h, sizeof(h), ms);
+	ret = read_full(f->fd, &h, sizeof(h), ms, -1);
 	if (ret)
 		return ret;
 	if (h.request != req ||
 	    h.flags != (VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY) ||
 	    h.size < min || h.size > size)
 		return -EPROTO;
-	ret = read_full(f->fd, p, h.size, ms);
+	ret = read_full(f->fd, p, h.size, ms, -1);
 	if (ret)
 		return ret;
 	if (got)
@@ -381,8 +394,12 @@ static int chan_serve_one(struct vqf_vfront *f)
 	ssize_t n;
 	int ret;
 
-	n = recvmsg(f->chan_fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-	if (n < 0 && errno == EINTR)
+	/* Readable: what is there now, descriptors with its first byte;
+	 * the rest of a split header waits as a payload does, bounded and
+	 * cancelled by a stop.
+	 */
+	n = recvmsg(f->chan_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	if (n <= 0)
 		return -ENOTCONN;
@@ -397,14 +414,19 @@ static int chan_serve_one(struct vqf_vfront *f)
 		memcpy(fds + nfds, CMSG_DATA(c), k * sizeof(int));
 		nfds += k;
 	}
-	if (n != (ssize_t)sizeof(h) || h.size > VF_CHAN_PAYLOAD) {
-		close_fds(fds, nfds);
-		return -EPROTO;
-	}
+	ret = 0;
+	if (n < (ssize_t)sizeof(h))
+		ret = read_full(f->chan_fd, (u8 *)&h + n, sizeof(h) - (size_t)n,
+				reply_ms(f), f->stop_fd);
+	if (!ret && h.size > VF_CHAN_PAYLOAD)
+		ret = -EPROTO;
 	memset(&m, 0, sizeof(m));
-	if (h.size && read_full(f->chan_fd, &m, h.size, VF_REPLY_TIMEOUT_MS)) {
+	if (!ret && h.size)
+		ret = read_full(f->chan_fd, &m, h.size, reply_ms(f),
+				f->stop_fd);
+	if (ret) {
 		close_fds(fds, nfds);
-		return -EPROTO;
+		return ret == -ECANCELED ? ret : -EPROTO;
 	}
 	STAT_ADD(f, channel_msgs, 1);
 	if ((h.flags & VQF_VHOST_FLAG_VERSION_MASK) != VQF_VHOST_VERSION ||
@@ -460,6 +482,8 @@ static void *vf_main(void *arg)
 		}
 		if (pf[2].revents) {
 			ret = chan_serve_one(f);
+			if (ret == -ECANCELED)
+				break;		/* vqf_vfront_free() */
 			if (ret) {
 				lose(f, ret);
 				break;
@@ -839,9 +863,10 @@ static int set_status_locked(struct vqf_vfront *f, u8 status)
 			return -EINVAL;
 		ret = start(f);
 		if (ret) {
+			/* Every failure there loses the back-end: its errno. */
 			f->status = status & ~VQF_S_DRIVER_OK;
 			f->status |= VQF_S_NEEDS_RESET;
-			return -EIO;
+			return ret;
 		}
 	}
 	f->status = status;

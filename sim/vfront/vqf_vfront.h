@@ -135,8 +135,8 @@ unsigned int vqf_vfront_queue_max(struct vqf_vfront *f, unsigned int idx);
 int vqf_vfront_set_queue(struct vqf_vfront *f, unsigned int idx,
 			 unsigned int num, const struct vqf_vring_addr *addr,
 			 int kick_fd, int call_fd);
-/* DRIVER_OK starts the rings (-EIO when the back-end refuses, or the
- * lost errno); 0 stops them.
+/* DRIVER_OK starts the rings (a failure there loses the back-end, and
+ * returns the errno it was lost with); 0 stops them.
  */
 int vqf_vfront_set_status(struct vqf_vfront *f, u8 status);
 u8 vqf_vfront_get_status(struct vqf_vfront *f);

@@ -673,11 +673,9 @@ static void test_start_bad(void **state)
 }
 
 /*
- * BUG (sim/vfront/vfront.c, vqf_vfront_set_status()): DRIVER_OK on a
- * back-end lost during the start returns -EIO whatever the loss, though
- * vqf_vfront.h says "-EIO when the back-end refuses, or the lost errno";
- * vqf_gdrv_new_ops() then reports -EIO for a back-end that hung up.
- * Unskip once set_status returns the lost errno.
+ * DRIVER_OK on a back-end lost during the start returns the errno it was
+ * lost with (it returned -EIO whatever the loss, so vqf_gdrv_new_ops()
+ * reported -EIO for a back-end that hung up).
  */
 static void test_start_lost_errno(void **state)
 {
@@ -685,7 +683,6 @@ static void test_start_lost_errno(void **state)
 	struct rings r;
 
 	(void)state;
-	skip();
 	b = fb_new();
 	b->bad_req = VQF_VHOST_SET_MEM_TABLE;
 	b->bad = B_HANGUP;
