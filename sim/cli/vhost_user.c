@@ -460,7 +460,7 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 	struct sigaction sa;
 	struct vqf_vu_opts o;
 	int ret, lfd = -1, fd = -1, rc = VQF_CLI_EXIT_FAIL;
-	char desc[256], where[PATH_MAX], cdesc[512];
+	char desc[256], where[PATH_MAX], cdesc[512], poll[40] = "";
 	size_t op_size;
 	void *ud;
 
@@ -568,6 +568,7 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 	vc.num_request_queues = o.queues;
 	vc.queue_size_max = o.queue_size;
 	vc.threads = o.threads;
+	vc.poll_ns = (u64)o.poll_us * 1000;
 	vc.be = be;
 	vc.log = o.log_level >= VQF_VU_LOG_DEBUG ? log_out : NULL;
 	vc.readonly = o.readonly;	/* EROFS for every change */
@@ -589,9 +590,12 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 		snprintf(where, sizeof(where), "%s", o.socket);
 	else
 		snprintf(where, sizeof(where), "--fd=%d", o.fd);
+	if (o.poll_us)
+		snprintf(poll, sizeof(poll), ", polling up to %u us",
+			 o.poll_us);
 	vu_log(VQF_VU_LOG_INFO, "vhost-user: listening on %s (%u request "
-	       "queues, %u threads, backend %s; %s)", where,
-	       o.queues, o.threads,
+	       "queues, %u threads%s, backend %s; %s)", where,
+	       o.queues, o.threads, poll,
 	       o.fs == VQF_SIM_FS_PTLL ? "passthrough_ll" :
 	       o.fs == VQF_SIM_FS_NULL ? "null" : "vqfuse", desc);
 	fd = vqf_vhost_accept(lfd, stop_fd);

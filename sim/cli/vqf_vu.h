@@ -65,6 +65,7 @@ struct vqf_vu_opts {
 	const char *shared;	/* --shared, --shared-dir, -o source= */
 	const char *tag;
 	unsigned int queues, threads, queue_size;
+	unsigned int poll_us;	/* --poll-us: queue threads poll (0: off) */
 	enum vqf_sim_fs fs;
 	enum vqf_vu_cache cache;
 	bool cache_set;

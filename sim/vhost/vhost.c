@@ -1203,6 +1203,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	dc.num_request_queues = vh->cfg.num_request_queues;
 	dc.queue_size_max = vh->cfg.queue_size_max;
 	dc.threads = vh->cfg.threads;
+	dc.poll_ns = vh->cfg.poll_ns;
 	dc.readonly = vh->cfg.readonly;
 	dc.be = vh->cfg.be;
 	dc.serve = vh->cfg.serve;

@@ -178,6 +178,14 @@ struct vqf_vhost_cfg {
 	unsigned int num_request_queues;	/* 1..64 (0: 1) */
 	unsigned int queue_size_max;	/* 0: 1024 */
 	unsigned int threads;		/* vqf_fsdev_cfg.threads */
+	/*
+	 * vqf_fsdev_cfg.poll_ns: after serving, each request queue's thread
+	 * polls its available ring for up to this many ns (adaptive), kicks
+	 * suppressed, before sleeping on the kick eventfd (0: at once).
+	 * Kicks come from another process, so the queue's thread is what
+	 * serves them: no inline or direct kicks here.
+	 */
+	u64 poll_ns;
 	bool readonly;			/* vqf_fsdev_cfg.readonly */
 	struct vqf_backend *be;		/* required unless @serve */
 	FILE *log;			/* one line per message; NULL: quiet */

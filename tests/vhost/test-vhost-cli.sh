@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # test-vhost-cli.sh VQFUSE_SIM - `vqfuse-sim vhost-user`: usage errors,
-# a clean exit 0 at SIGTERM and SIGINT while waiting for QEMU, and at the
+# --poll-us taken (0..10000) and refused out of range, a clean exit 0
+# at SIGTERM and SIGINT while waiting for QEMU, and at the
 # front-end's disconnect (a python3 client sends GET_FEATURES, reads the
 # reply and closes; skipped without python3), the socket removed after.
 # $WRAP is a word list on purpose.
@@ -57,6 +58,9 @@ expect_usage "--trust-guest" --socket "$S" --shared "$T/shared" \
 	--backend passthrough_ll
 expect_usage "need at least" --socket "$S" --shared "$T/shared" \
 	--rlimit-nofile=8
+expect_usage "--poll-us" --socket "$S" --shared "$T/shared" --poll-us 10001
+expect_usage "--poll-us" --socket "$S" --shared "$T/shared" --poll-us -1
+expect_usage "--poll-us" --socket "$S" --shared "$T/shared" --poll-us x
 
 # start ARGS...: the daemon in the background, once its socket exists
 start() {
@@ -68,6 +72,20 @@ for sig in TERM INT; do
 	start
 	kill -$sig $pid
 	vu_finish "SIG$sig while listening"
+done
+
+# --poll-us: parsed and taken (the listening line names the window; the
+# window's effect on speed is bench-daemons', never a test's)
+for us in 0 50 10000; do
+	vu_start listening $WRAP "$SIM" vhost-user --socket "$S" \
+		--shared "$T/shared" $CONF --poll-us $us
+	if [ $us = 0 ]; then
+		! grep -q "polling" "$T/log" || fail "--poll-us 0: polling"
+	else
+		grep -q "polling up to $us us" "$T/log" ||
+			fail "--poll-us $us: not in the listening line"
+	fi
+	vu_stop "--poll-us $us"
 done
 
 if command -v python3 >/dev/null; then
