@@ -33,6 +33,7 @@ struct gnode {
 	u64 parent;		/* directories with a known place */
 	char *name;		/* ...their name there, or NULL */
 	u32 busy;		/* pins of requests in flight */
+	u32 handles;		/* handle entries bound to it */
 	u32 mode;		/* S_IFMT bits of the last entry */
 	struct gnode *next_id, *next_name;
 };
@@ -208,7 +209,7 @@ static void node_put(struct vqf_guard *g, struct gnode *n)
 {
 	struct gnode **pp;
 
-	if (n == &g->root || n->nlookup || n->busy)
+	if (n == &g->root || n->nlookup || n->busy || n->handles)
 		return;
 	name_unset(g, n);
 	pp = &g->by_id[hash64(n->id, g->nb)];
@@ -267,6 +268,7 @@ static void h_grow(struct vqf_guard *g)
 static void h_add(struct vqf_guard *g, u64 fh, u64 node, bool dir)
 {
 	struct ghandle *h = h_find(g, fh, node, dir);
+	struct gnode *n;
 	u32 k;
 
 	if (!h) {
@@ -280,6 +282,9 @@ static void h_add(struct vqf_guard *g, u64 fh, u64 node, bool dir)
 		h->fh = fh;
 		h->node = node;
 		h->dir = dir;
+		n = node_find(g, node);
+		if (n)
+			n->handles++;
 		k = hash64(fh, g->nbh);
 		h->next = g->by_fh[k];
 		g->by_fh[k] = h;
@@ -292,6 +297,7 @@ static void h_add(struct vqf_guard *g, u64 fh, u64 node, bool dir)
 static void h_put(struct vqf_guard *g, struct ghandle *h)
 {
 	struct ghandle **pp;
+	struct gnode *n;
 
 	if (h->count || h->busy)
 		return;
@@ -300,6 +306,10 @@ static void h_put(struct vqf_guard *g, struct ghandle *h)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = h->next;
+	/* The node's last handle: a node forgotten meanwhile goes now. */
+	n = node_find(g, h->node);
+	if (n && n->handles && !--n->handles)
+		node_put(g, n);
 	free(h);
 	g->nhandles--;
 }
@@ -678,6 +688,17 @@ static int check_nodes(struct vqf_guard *g, struct vqf_dev_req *req,
 	ids[0] = req->in.nodeid;
 	for (i = 0; i < n; i++) {
 		node[i] = node_find(g, ids[i]);
+		/*
+		 * close() queues RELEASE on a request queue; the inode's
+		 * eviction then sends FORGET on hiprio, which may be served
+		 * first.  The node stays while handles are bound to it, for
+		 * their release only (the handle check below binds fh to it).
+		 */
+		if (!i && !held(g, node[i]) && node[i] && node[i]->handles &&
+		    (op == FUSE_RELEASE || op == FUSE_RELEASEDIR)) {
+			g->st.release_forgotten++;
+			continue;
+		}
 		if (!held(g, node[i])) {
 			g->st.node_unknown++;
 			return -VQF_GUARD_E_NODE_UNKNOWN;

@@ -38,7 +38,10 @@
  *                               RENAME's new directory, COPY_FILE_RANGE's
  *                               output) this guest does not hold: never
  *                               handed out, forgotten, or from before a
- *                               reset
+ *                               reset; a forgotten node with handles still
+ *                               open is held for their RELEASE/RELEASEDIR
+ *                               (Linux's eviction FORGET on hiprio can
+ *                               overtake the RELEASE that close() queued)
  *   EBADF     handle_unknown    a file handle this guest does not hold
  *   EBADFD    handle_mismatch   a handle the guest holds, but opened on
  *                               another node or of the other kind (a
@@ -149,6 +152,7 @@ struct vqf_guard_stats {
 	u64 forget_clamped;	/* cut to the count */
 	u64 forget_waits;	/* waited for requests in flight */
 	u64 release_waits;	/* RELEASE*s that waited likewise */
+	u64 release_forgotten;	/* RELEASE*s of a node already forgotten */
 	u64 session_waits;	/* INIT/DESTROYs that waited for requests */
 	/* Replies: */
 	u64 entries;		/* lookups counted */

@@ -1224,6 +1224,17 @@ static bool m_held(const struct model *m, u64 id)
 				      m->count[id]);
 }
 
+/* Handles still bound to @id (a forgotten node keeps them). */
+static bool m_has_handles(const struct model *m, u64 id)
+{
+	u32 k;
+
+	for (k = 0; id <= M_IDS + 1 && k < M_FHS; k++)
+		if (m->hcount[k][id][0] || m->hcount[k][id][1])
+			return true;
+	return false;
+}
+
 /*
  * A node id to try: half the time one the guest holds (the root at
  * least), else any of the model's, the root, or one never handed out.
@@ -1272,13 +1283,15 @@ static u64 rnd_fh(const struct model *m, u64 *node, bool *dir)
 }
 
 /* The errno the guard must give a request on @node with handle @fh. */
-/* ...with @any, a handle of either kind (GETATTR by handle). */
+/* ...with @any, a handle of either kind (GETATTR by handle); with
+ * @release, a RELEASE*: a forgotten node with handles is still there.
+ */
 static int m_expect_fh(const struct model *m, u64 node, u64 fh, bool dir,
-		       bool any)
+		       bool any, bool release)
 {
 	u32 i, j;
 
-	if (!m_held(m, node))
+	if (!m_held(m, node) && !(release && m_has_handles(m, node)))
 		return -ESTALE;
 	if (node <= M_IDS + 1 && fh < M_FHS && (m->hcount[fh][node][dir] ||
 	    (any && m->hcount[fh][node][!dir])))
@@ -1298,7 +1311,7 @@ static void m_check_sizes(struct vqf_guard *g, const struct model *m)
 	u32 i, j, k;
 
 	for (i = 2; i < M_IDS + 2; i++)
-		nodes += !!m->count[i];
+		nodes += m->count[i] || m_has_handles(m, i);
 	for (k = 0; k < M_FHS; k++)
 		for (i = 0; i < M_IDS + 2; i++)
 			for (j = 0; j < 2; j++)
@@ -1456,7 +1469,7 @@ static void m_step(struct vqf_guard *g, struct model *m, struct pending *p)
 	case 7:
 	case 8:		/* RELEASE, RELEASEDIR (nothing in flight) */
 		req_release(&r, node, fh, dir);
-		want = m_expect_fh(m, node, fh, dir, false);
+		want = m_expect_fh(m, node, fh, dir, false, true);
 		assert_int_equal(roundtrip(g, &r), want);
 		if (!want)
 			m->hcount[fh][node][dir]--;
@@ -1472,7 +1485,8 @@ static void m_step(struct vqf_guard *g, struct model *m, struct pending *p)
 		}
 		assert_int_equal(roundtrip(g, &r),
 				 m_expect_fh(m, node, fh, dir,
-					     r.in.opcode == FUSE_GETATTR));
+					     r.in.opcode == FUSE_GETATTR,
+					     false));
 		break;
 	default:	/* a new session, or a device reset */
 		if (rnd_below(32))
