@@ -237,6 +237,14 @@ static void proc_path(char *buf, size_t len, const struct pt_inode *in)
 	snprintf(buf, len, "/proc/self/fd/%d", in->fd);
 }
 
+/* DESTROY, or a session replaced after a reset (libfuse calls destroy
+ * for a session that had INIT): what the guest held goes with it.
+ */
+static void pt_destroy(void *userdata)
+{
+	pt_tables_drop(userdata);
+}
+
 static void pt_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
@@ -1428,6 +1436,7 @@ static void pt_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
 
 static const struct fuse_lowlevel_ops pt_ops = {
 	.init = pt_init,
+	.destroy = pt_destroy,
 	.lookup = pt_lookup,
 	.forget = pt_forget,
 	.forget_multi = pt_forget_multi,

@@ -94,6 +94,8 @@ struct vqf_pt {
 /* vqf_pt_table.c */
 int pt_tables_init(struct vqf_pt *pt, int rootfd);
 void pt_tables_fini(struct vqf_pt *pt);
+/* Every file and inode but the root dropped: a session's end. */
+void pt_tables_drop(struct vqf_pt *pt);
 /* Referenced inode for a guest nodeid, or NULL with *err set. */
 struct pt_inode *pt_inode_get(struct vqf_pt *pt, uint64_t nodeid, int *err);
 void pt_inode_put(struct vqf_pt *pt, struct pt_inode *in);

@@ -398,6 +398,47 @@ void pt_file_put(struct vqf_pt *pt, struct pt_file *f)
 		inode_destroy(dead);
 }
 
+/*
+ * A session's end (DESTROY, or the reset that makes a new session): every
+ * file and every inode but the root goes, as virtiofsd's lo_destroy()
+ * drops them, so that a guest that remounts or reboots leaks nothing.
+ * The backend serves DESTROY and INIT alone; a request still using a file
+ * or inode holds its own reference.
+ */
+void pt_tables_drop(struct vqf_pt *pt)
+{
+	uint32_t i;
+
+	for (i = 1; i < pt->files.len; i++) {
+		struct pt_file *f;
+		uint64_t fh = 0, node = 0;
+
+		pthread_mutex_lock(&pt->lock);
+		f = pt->files.slots[i].obj;
+		if (f) {
+			fh = f->fh;
+			node = f->inode->nodeid;
+		}
+		pthread_mutex_unlock(&pt->lock);
+		if (f)
+			pt_file_release(pt, fh, node);
+	}
+	for (i = 1; i < pt->inodes.len; i++) {
+		struct pt_inode *in;
+		uint64_t node = 0, n = 0;
+
+		pthread_mutex_lock(&pt->lock);
+		in = pt->inodes.slots[i].obj;
+		if (in && in != pt->root) {
+			node = in->nodeid;
+			n = in->nlookup;
+		}
+		pthread_mutex_unlock(&pt->lock);
+		if (node)
+			pt_inode_forget(pt, node, n);
+	}
+}
+
 int pt_file_release(struct vqf_pt *pt, uint64_t fh, uint64_t nodeid)
 {
 	struct pt_file *f;
