@@ -71,10 +71,10 @@
  * directory and puts back its small tree (f, d/g, l -> f); with
  * VQF_FUZZ_CONNECT only if VQF_FUZZ_SHARE names the daemon's directory.
  * Files are capped at FILE_CAP by RLIMIT_FSIZE.  An input after which the
- * harness cannot know what the daemon holds is "uncertain": a DESTROY, a
- * reply that did not fit its buffer, a forget on a request ring or not
- * well-formed (some daemons serve those, ours refuses them), the V1
- * bypass in node_sub().  Its descriptor check is skipped, and when our
+ * harness cannot know what the daemon holds is "uncertain": a DESTROY on
+ * another daemon, a reply that did not fit its buffer, a forget on a
+ * request ring or not well-formed (some daemons serve those, ours refuses
+ * them), the V1 bypass in node_sub() when asked for.  Its descriptor check is skipped, and when our
  * daemon holds more than FD_SLACK descriptors over the start, the whole
  * stack is rebuilt.
  */
@@ -173,7 +173,7 @@ static struct {
 	struct fhandle fh[NTRACK];
 	unsigned int nfh;
 	bool uncertain, destroyed;
-	bool strict_forget;	/* env VQF_FUZZ_STRICT_FORGET: no V1 bypass */
+	bool lax_forget;	/* env VQF_FUZZ_LAX_FORGET: the V1 bypass */
 	bool verbose;
 } g;
 
@@ -440,7 +440,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	g.verbose = getenv("VQF_FUZZ_VERBOSE");
-	g.strict_forget = getenv("VQF_FUZZ_STRICT_FORGET");
+	g.lax_forget = getenv("VQF_FUZZ_LAX_FORGET");
 	g.inproc = !conn || !*conn;
 	g.strict = g.inproc;
 	if (g.inproc) {
@@ -541,11 +541,11 @@ static void node_add(u64 nodeid, u64 n)
 static bool fh_on(u64 nodeid);
 
 /*
- * The fuzzer's own FORGET: what the harness will not forget again.
- * Workaround for V1 (docs/fuzzing.md): our daemon's guard refuses a
- * RELEASE with ESTALE once its node is forgotten, and the file stays open
- * for good; unless VQF_FUZZ_STRICT_FORGET is set, such an input is not
- * held to the descriptor check.
+ * The fuzzer's own FORGET: what the harness will not forget again.  A
+ * RELEASE after its node's FORGET must still close the file (V1 in
+ * docs/fuzzing.md, fixed in the guard); VQF_FUZZ_LAX_FORGET=1 puts the
+ * old bypass back for a daemon that has not fixed it: such an input is
+ * then not held to the descriptor check.
  */
 static void node_sub(u64 nodeid, u64 n)
 {
@@ -556,7 +556,7 @@ static void node_sub(u64 nodeid, u64 n)
 			g.node[i].nlookup -= n < g.node[i].nlookup ? n :
 					     g.node[i].nlookup;
 			if (!g.node[i].nlookup && fh_on(nodeid) &&
-			    !g.strict_forget)
+			    g.lax_forget)
 				g.uncertain = true;
 			return;
 		}
@@ -644,8 +644,6 @@ static void before_send(const struct rq *r, unsigned int qi)
 		for (i = 0; i < n; i++)
 			node_sub(rd64(b + 8 + 16 * i), rd64(b + 16 + 16 * i));
 	}
-	if (r->opcode == FUSE_DESTROY)
-		g.destroyed = true;
 }
 
 /* READDIRPLUS: each entry with a nodeid is a lookup (not "." or ".."). */
@@ -745,6 +743,11 @@ static void complete(struct rq *r, u32 len)
 		FZ_CHECK(!g.strict || maybe_reply(r->opcode) ||
 			 r->in_len < sizeof(oh));
 	}
+	/* A DESTROY with no room for its answer may not have been served
+	 * (ours refuses such a chain): the harness cannot know.
+	 */
+	if (!len && r->whole && r->opcode == FUSE_DESTROY)
+		g.uncertain = true;
 	if (!len)
 		return;
 	FZ_CHECK(len >= sizeof(oh));
@@ -760,6 +763,9 @@ static void complete(struct rq *r, u32 len)
 	FZ_CHECK(oh.unique == r->unique);
 	if (oh.error)
 		return;
+	/* Only a DESTROY answered 0 ended the session. */
+	if (r->opcode == FUSE_DESTROY)
+		g.destroyed = true;
 	fs = fixed_size(r->opcode);
 	if (fs >= 0)
 		FZ_CHECK(len - sizeof(oh) == (u32)fs);
@@ -1190,11 +1196,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flush();
 	release_all();
 	if (g.destroyed) {
-		/* The session is gone, and what the daemon kept of it is
-		 * its own business (ours keeps it, virtiofsd drops it).
+		/* The session is gone.  Ours drops what it held of it, as
+		 * virtiofsd does (V2, fixed): checked.  What another daemon
+		 * keeps is its own business.
 		 */
 		g.nfh = g.nnode = 0;
-		g.uncertain = true;
+		if (!g.inproc)
+			g.uncertain = true;
 		reinit();
 	}
 	forget_all();

@@ -24,7 +24,8 @@
 #                        directory, emptied between inputs
 #   VQF_FUZZ_THREADS     fuzz_vu_rings: our daemon's worker threads
 #                        (default 0: each ring served in its own thread)
-#   VQF_FUZZ_STRICT_FORGET  fuzz_vu_rings: no bypass of finding V1
+#   VQF_FUZZ_LAX_FORGET  fuzz_vu_rings: bypass finding V1 (a daemon without
+#                        its fix)
 #
 # fuzz_device (the whole device over the passthrough), fuzz_vhost and
 # fuzz_vu_rings (FUSE requests through real rings to a vhost-user daemon)
