@@ -174,6 +174,20 @@ static void *m_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * high-level API can only answer it by path.
 	 */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * A server without remote locks (virtiofsd without -o posix_lock or
+	 * -o flock): the guest kernel would keep such locks local, so the
+	 * host kernel keeps them here - the mount is the guest.
+	 */
+	{
+		struct bridge *b = fuse_get_context()->private_data;
+		u32 fl = vqf_gdrv_init_out(b->drv)->flags;
+
+		if (!(fl & FUSE_POSIX_LOCKS))
+			conn->want &= ~FUSE_CAP_POSIX_LOCKS;
+		if (!(fl & FUSE_FLOCK_LOCKS))
+			conn->want &= ~FUSE_CAP_FLOCK_LOCKS;
+	}
 	return fuse_get_context()->private_data;
 }
 

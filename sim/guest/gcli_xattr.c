@@ -117,7 +117,11 @@ int vqf_gcli_lock_owner(struct vqf_gcli *c, int fd, int cmd,
 	lk.start = (u64)start;
 	lk.end = fl->l_len ? (u64)start + (u64)fl->l_len - 1 : GCLI_OFFSET_MAX;
 	lk.type = (u32)fl->l_type;
-	if (!ofd) {
+	/* As fuse_lk_fill(): the locker's pid when a POSIX lock is set,
+	 * 0 for GETLK (virtiofsd hands it to F_OFD_GETLK, which wants 0)
+	 * and for an unlock.
+	 */
+	if (!ofd && cmd != F_GETLK && fl->l_type != F_UNLCK) {
 		struct vqf_gcli_creds cr;
 
 		gcli_creds(c, &cr);
