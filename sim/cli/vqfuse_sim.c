@@ -460,6 +460,28 @@ static const char *json_bool(bool b)
 	return b ? "true" : "false";
 }
 
+/*
+ * A failed run over a back-end that went away: say so after the failing
+ * operation, with the front-end's own errno for it (hung up, timed out,
+ * broke the protocol), so the ENOTCONN of the operation is explained.
+ */
+static void note_lost(struct vqf_sim *s, struct vqf_wl_result *res)
+{
+	unsigned int i;
+	size_t n;
+	int err;
+
+	for (i = 0; i < vqf_sim_guests(s); i++) {
+		if (!vqf_vfront_is_lost(vqf_sim_front_n(s, i), &err))
+			continue;
+		n = strlen(res->errmsg);
+		snprintf(res->errmsg + n, sizeof(res->errmsg) - n,
+			 "; the vhost-user back-end of guest %u is lost: %s",
+			 i, strerror(-err));
+		return;
+	}
+}
+
 /* What every JSON output starts with: the machine and the workload. */
 static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 {
@@ -969,12 +991,15 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 				 -ret);
 		return ret;
 	}
-	vqf_wl_sim_fs(s, vqf_wl_sim_fs_name(o->fs), &fs);
+	vqf_wl_sim_fs(s, o->connect ? "the vhost-user back-end" :
+		      vqf_wl_sim_fs_name(o->fs), &fs);
 	wl->job_init = vqf_wl_sim_job_init;
 	wl->job_arg = s;
 	ret = vqf_wl_run(&fs, wl, res);
 	wl->job_init = NULL;
 	wl->job_arg = NULL;
+	if (ret && o->connect)
+		note_lost(s, res);
 	vqf_sim_free(s);
 	tret = vqf_trace_close(tr);
 	if (tret && !ret) {

@@ -130,6 +130,8 @@ if [ "$CASE" = run ]; then
 	[ "$frc" -eq 1 ] || fail "the front-end exited with $frc, expected 1"
 	grep -q -E 'ENOTCONN|Transport endpoint is not connected|errno 107' \
 		"$T/err" || fail "no ENOTCONN on the front-end's stderr"
+	grep -q 'the vhost-user back-end of guest 0 is lost' "$T/err" ||
+		fail "the front-end did not name the lost back-end"
 	grep -q -E "$VQF_CRASH_RE" "$T/err" &&
 		fail "the front-end crashed or a sanitizer stopped it"
 elif [ "$CASE" = mount ]; then
