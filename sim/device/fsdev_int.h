@@ -92,6 +92,22 @@ struct fsreq {
 	struct vqf_seg seg[];
 };
 
+/*
+ * An idle worker (fsdev_worker_main, on its stack).  Idle workers wait
+ * last-in first-out: a request goes to the one that went idle last, whose
+ * stack, caches and CPU are still warm, rather than to the one idle the
+ * longest (a shared condition variable wakes in FIFO order, which turns
+ * a pool of 64 over one request at a time).  Each waits on its own
+ * condition variable but one, the sentinel, which waits on work_cond
+ * (what a stop broadcasts) and gets work only when no other is idle.
+ * All under d->lock.
+ */
+struct fsworker {
+	pthread_cond_t cond;
+	struct fsworker *next, *prev;	/* d->idle, the most recent first */
+	bool idle;			/* in d->idle or d->sentinel */
+};
+
 struct notif {
 	int code;		/* FUSE_NOTIFY_* */
 	u32 len;		/* payload bytes */
@@ -109,6 +125,8 @@ struct vqf_fsdev {
 	pthread_cond_t work_cond;	/* work list non-empty or stopping */
 	pthread_cond_t idle_cond;	/* outstanding dropped to 0 */
 	struct fsreq *work_head, *work_tail;
+	struct fsworker *idle;		/* idle workers but the sentinel */
+	struct fsworker *sentinel;	/* set whenever d->idle is */
 	unsigned int outstanding;	/* popped, not yet pushed/dropped */
 	unsigned int busy;
 	bool stopping;

@@ -337,16 +337,106 @@ void fsdev_serve(struct vqf_fsdev *d, struct fsreq *r)
 	fsdev_finish(r, 0);
 }
 
+/* ---- the worker pool (struct fsworker; d->lock held) ---------------- */
+
+static void idle_unlink(struct vqf_fsdev *d, struct fsworker *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		d->idle = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	w->next = w->prev = NULL;
+}
+
+/* @w goes idle (unless it is) and sleeps until woken. */
+static void worker_wait(struct vqf_fsdev *d, struct fsworker *w)
+{
+	if (!w->idle) {
+		w->idle = true;
+		if (!d->sentinel) {
+			d->sentinel = w;
+		} else {
+			w->prev = NULL;
+			w->next = d->idle;
+			if (d->idle)
+				d->idle->prev = w;
+			d->idle = w;
+		}
+	}
+	pthread_cond_wait(d->sentinel == w ? &d->work_cond : &w->cond,
+			  &d->lock);
+}
+
+/*
+ * @w stops waiting without having been handed work (it found some, or
+ * the device stops).  A sentinel that leaves makes the longest idle of
+ * the others the sentinel, which then waits on work_cond.
+ */
+static void worker_leave(struct vqf_fsdev *d, struct fsworker *w)
+{
+	struct fsworker *t;
+
+	if (!w->idle)
+		return;
+	w->idle = false;
+	if (d->sentinel != w) {
+		idle_unlink(d, w);
+		return;
+	}
+	d->sentinel = NULL;
+	for (t = d->idle; t && t->next; t = t->next)
+		;
+	if (t) {
+		idle_unlink(d, t);
+		d->sentinel = t;
+		pthread_cond_signal(&t->cond);
+	}
+}
+
+/* Work was queued: wake the worker that went idle last. */
+static void worker_wake_one(struct vqf_fsdev *d)
+{
+	struct fsworker *w = d->idle;
+
+	if (w) {
+		idle_unlink(d, w);
+	} else {
+		w = d->sentinel;
+		if (!w)
+			return;	/* all busy: each looks before sleeping */
+		d->sentinel = NULL;
+		pthread_cond_signal(&d->work_cond);
+	}
+	w->idle = false;
+	/* Also when a promotion to sentinel has not been acted on yet. */
+	pthread_cond_signal(&w->cond);
+}
+
+/* The device stops: every idle worker looks at d->stopping. */
+static void worker_wake_all(struct vqf_fsdev *d)
+{
+	struct fsworker *w;
+
+	for (w = d->idle; w; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_cond_broadcast(&d->work_cond);
+}
+
 void *fsdev_worker_main(void *arg)
 {
 	struct vqf_fsdev *d = arg;
+	struct fsworker w = { .idle = false };
 	struct fsreq *r;
 	unsigned int busy;
 
+	pthread_cond_init(&w.cond, NULL);
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		while (!d->work_head && !d->stopping)
-			pthread_cond_wait(&d->work_cond, &d->lock);
+			worker_wait(d, &w);
+		worker_leave(d, &w);
 		if (!d->work_head)
 			break;	/* stopping and nothing left */
 		r = d->work_head;
@@ -363,7 +453,9 @@ void *fsdev_worker_main(void *arg)
 		pthread_mutex_lock(&d->lock);
 		d->busy--;
 	}
+	worker_wake_all(d);
 	pthread_mutex_unlock(&d->lock);
+	pthread_cond_destroy(&w.cond);
 	return NULL;
 }
 
@@ -427,6 +519,6 @@ void fsdev_handle_chain(struct fsq *q, struct fsreq *r)
 	else
 		d->work_head = r;
 	d->work_tail = r;
-	pthread_cond_signal(&d->work_cond);
+	worker_wake_one(d);
 	pthread_mutex_unlock(&d->lock);
 }
