@@ -26,9 +26,14 @@
  * per request (all its processes' user + system time: the sandbox's
  * parent and the serving child, every thread, exited ones included,
  * through their POSIX process CPU clocks), its context switches and
- * read/write-family system calls per request (/proc).  Rounds alternate
- * the daemons (ours, virtiofsd, ours, ...) for each thread pool size;
- * medians are reported.
+ * read/write-family system calls per request (/proc), and the
+ * front-end's (this process's) CPU time per request.  Rounds alternate
+ * the daemons (ours, virtiofsd, ours, ...) for each set; medians are
+ * reported.  Sets: each thread pool size at equal settings; then, at
+ * pool 0 (--poll-us N, 0: not run), the front-end polling its used ring
+ * for up to N us for both daemons, and that again with ours polling its
+ * ring too (--poll-us N, which virtiofsd has not): "ours polling vs
+ * virtiofsd".
  */
 #define _GNU_SOURCE
 #include "vqf_wl_sim.h"
@@ -69,6 +74,7 @@ static const char *const r_name[R_NR] = {
 
 #define MAX_ROUNDS	15
 #define MAX_POOLS	4
+#define MAX_SETS	(MAX_POOLS + 2)	/* the pools, then the polled sets */
 #define MAX_PIDS	16
 #define PATH_LEN	256
 #define NSAMP		(2 * (R_NR - R_SF0))
@@ -80,21 +86,33 @@ struct meas {
 	double cs;	/* daemon context switches per request */
 	double sys;	/* daemon read/write-family system calls per rq */
 	double rpo;	/* requests per operation (smallfile: per file) */
+	double fe;	/* the front-end's (this process's) CPU us per rq */
+};
+
+/*
+ * A set of blocks: a thread pool size for both daemons, the front-end's
+ * polling window (vqf_sim_cfg.poll_ns: the driver spins on its used ring
+ * after a kick, the same for both daemons) and ours' (--poll-us, which
+ * virtiofsd has not).
+ */
+struct set {
+	unsigned int pool, fe_us, ours_us;
 };
 
 struct bench {
 	unsigned int rounds, ops, files;
-	unsigned int pools[MAX_POOLS], npools;
+	struct set set[MAX_SETS];
+	unsigned int nsets, poll_us;
 	bool want[D_NR];
 	const char *exe[D_NR];
 	char base[PATH_LEN];
 	const char *sf_name[R_NR - R_SF0];
 	unsigned int nsf;
-	bool failed[MAX_POOLS][D_NR];
-	unsigned int retried[MAX_POOLS][D_NR];	/* blocks run again */
+	bool failed[MAX_SETS][D_NR];
+	unsigned int retried[MAX_SETS][D_NR];	/* blocks run again */
 	/* The host's own system calls for the raw rows, us per op. */
-	double host[MAX_POOLS][MAX_ROUNDS][R_SF0];
-	struct meas m[MAX_POOLS][D_NR][MAX_ROUNDS][R_NR];
+	double host[MAX_SETS][MAX_ROUNDS][R_SF0];
+	struct meas m[MAX_SETS][D_NR][MAX_ROUNDS][R_NR];
 	u32 uid, gid, pid;
 };
 
@@ -106,6 +124,7 @@ struct tree {
 
 struct sample {
 	double cpu_us, cs, sys;
+	double fe_us;	/* this process: the front-end */
 };
 
 /* The daemon running now, for the signal handler. */
@@ -122,7 +141,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: bench-daemons [--rounds N] [--ops N] [--files N] [--pools LIST]\n"
-"                     [--daemons ours,virtiofsd] [--quick]\n"
+"                     [--poll-us N] [--daemons ours,virtiofsd] [--quick]\n"
 "                     [--ours PATH] [--virtiofsd PATH]\n"
 "\n"
 "Our vhost-user-fs daemon (vqfuse-sim vhost-user) against virtiofsd,\n"
@@ -140,6 +159,10 @@ static void usage(FILE *f)
 "  --files N      smallfile files per block (1..10^5, default 500)\n"
 "  --pools LIST   thread pool sizes, comma-separated (default 64,0:\n"
 "                 virtiofsd's default, and served in the queue thread)\n"
+"  --poll-us N    then two sets at pool 0 with the front-end polling its\n"
+"                 used ring for up to N us for both daemons, the second\n"
+"                 with ours polling its ring too (--poll-us N; virtiofsd\n"
+"                 cannot); 0: neither set (0..10000, default 50)\n"
 "  --daemons L    ours, virtiofsd or both (default ours,virtiofsd)\n"
 "  --quick        --rounds 1 --ops 100 --files 20 (a smoke run)\n"
 "  --ours PATH    our daemon (default: the vqfuse-sim built with this)\n"
@@ -174,9 +197,10 @@ static int parse(int argc, char **argv, struct bench *b)
 	b->rounds = 5;
 	b->ops = 2000;
 	b->files = 500;
-	b->pools[0] = 64;
-	b->pools[1] = 0;
-	b->npools = 2;
+	b->set[0].pool = 64;
+	b->set[1].pool = 0;
+	b->nsets = 2;
+	b->poll_us = 50;
 	b->want[D_OURS] = b->want[D_VFSD] = true;
 	b->exe[D_OURS] = VQF_SIM_EXE;
 	b->exe[D_VFSD] = VIRTIOFSD_EXE;
@@ -208,15 +232,18 @@ static int parse(int argc, char **argv, struct bench *b)
 			if (num_arg(o, v, 1, 100000, &b->files))
 				return -1;
 		} else if (!strcmp(o, "--pools")) {
-			b->npools = 0;
+			b->nsets = 0;
 			for (const char *p = v; p; p = strchr(p, ',')) {
 				if (*p == ',')
 					p++;
-				if (b->npools == MAX_POOLS ||
+				if (b->nsets == MAX_POOLS ||
 				    num_arg(o, p, 0, 256,
-					    &b->pools[b->npools++]))
+					    &b->set[b->nsets++].pool))
 					return -1;
 			}
+		} else if (!strcmp(o, "--poll-us")) {
+			if (num_arg(o, v, 0, 10000, &b->poll_us))
+				return -1;
 		} else if (!strcmp(o, "--daemons")) {
 			b->want[D_OURS] = strstr(v, "ours") != NULL;
 			b->want[D_VFSD] = strstr(v, "virtiofsd") != NULL;
@@ -233,6 +260,10 @@ static int parse(int argc, char **argv, struct bench *b)
 			fprintf(stderr, "bench-daemons: bad option '%s'\n", o);
 			return -1;
 		}
+	}
+	if (b->poll_us) {
+		b->set[b->nsets++] = (struct set){ 0, b->poll_us, 0 };
+		b->set[b->nsets++] = (struct set){ 0, b->poll_us, b->poll_us };
 	}
 	return 0;
 }
@@ -332,7 +363,11 @@ static double proc_keys(const char *path, const char *k1, const char *k2)
  */
 static void tree_sample(const struct tree *t, struct sample *s)
 {
+	struct timespec fe;
+
 	memset(s, 0, sizeof(*s));
+	if (!clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &fe))
+		s->fe_us = fe.tv_sec * 1e6 + fe.tv_nsec / 1e3;
 	for (unsigned int i = 0; i < t->n; i++) {
 		char path[96];
 		struct timespec ts;
@@ -370,6 +405,7 @@ static void meas_set(struct meas *m, const struct sample *s0,
 	m->cs = (s1->cs - s0->cs) / nreq;
 	m->sys = (s1->sys - s0->sys) / nreq;
 	m->rpo = nreq / nops;
+	m->fe = (s1->fe_us - s0->fe_us) / nreq;
 }
 
 /* One measured block: a daemon, its directory, the front-end over it. */
@@ -676,12 +712,15 @@ static int rm_one(const char *p, const struct stat *st, int flag,
 	return remove(p);
 }
 
-/* Daemon @d at pool size @pool, round @r: one block, rows into @m. */
-static int run_block(struct bench *b, int d, unsigned int pool,
+/* Daemon @d in set @si, round @r: one block, rows into @m. */
+static int run_block(struct bench *b, int d, unsigned int si,
 		     unsigned int r, struct meas *m)
 {
 	char dir[PATH_LEN + 32], sock[PATH_LEN + 40], log[PATH_LEN + 40];
 	char opt[PATH_LEN + 64], pools[32], sockopt[PATH_LEN + 64];
+	char poll[16];
+	const struct set *st = &b->set[si];
+	unsigned int pool = st->pool;
 	char err[512] = "";
 	struct vqf_sim_cfg sc = { 0 };
 	struct blk k = { .b = b };
@@ -689,7 +728,7 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	pid_t pid;
 	int ret, fd;
 
-	snprintf(dir, sizeof(dir), "%s/%s-%u-%u", b->base, d_name[d], pool, r);
+	snprintf(dir, sizeof(dir), "%s/%s-%u-%u", b->base, d_name[d], si, r);
 	snprintf(sock, sizeof(sock), "%s.sock", dir);
 	snprintf(log, sizeof(log), "%s.log", dir);
 	if (mkdir(dir, 0755)) {
@@ -698,6 +737,7 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	}
 	snprintf(opt, sizeof(opt), "source=%s,cache=none", dir);
 	snprintf(pools, sizeof(pools), "--thread-pool-size=%u", pool);
+	snprintf(poll, sizeof(poll), "%u", st->ours_us);
 	snprintf(sockopt, sizeof(sockopt), "--socket-path=%s", sock);
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -712,7 +752,11 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	if (!pid) {
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
-		if (d == D_OURS)
+		if (d == D_OURS && st->ours_us)
+			execl(b->exe[d], b->exe[d], "vhost-user", sockopt,
+			      "-o", opt, pools, "--poll-us", poll,
+			      (char *)NULL);
+		else if (d == D_OURS)
 			execl(b->exe[d], b->exe[d], "vhost-user", sockopt,
 			      "-o", opt, pools, (char *)NULL);
 		else
@@ -727,6 +771,8 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	sc.connect = sock;
 	sc.queue_size = 128;
 	sc.cli.cache = VQF_GCLI_CACHE_NONE;
+	/* The driver's callers spin on the used ring (the front-end). */
+	sc.poll_ns = (u64)st->fe_us * 1000;
 	t0 = now_us();
 	for (;;) {
 		int st;
@@ -769,8 +815,9 @@ static int run_block(struct bench *b, int d, unsigned int pool,
 	unlink(log);
 	return 0;
 fail:
-	fprintf(stderr, "bench-daemons: %s, pool %u, round %u: %s\n",
-		d_name[d], pool, r + 1, err);
+	fprintf(stderr, "bench-daemons: %s, pool %u, front-end poll %u us, "
+		"ours' poll %u us, round %u: %s\n", d_name[d], pool,
+		st->fe_us, st->ours_us, r + 1, err);
 	if (pid > 0) {
 		kill(pid, SIGTERM);
 		reap(pid);
@@ -884,33 +931,47 @@ static void report(const struct bench *b)
 	const bool both = b->want[D_OURS] && b->want[D_VFSD];
 	const int nrows = R_SF0 + (int)b->nsf;
 
-	for (unsigned int p = 0; p < b->npools; p++) {
+	for (unsigned int p = 0; p < b->nsets; p++) {
+		const struct set *st = &b->set[p];
 		bool ok[D_NR];
 
 		for (int d = 0; d < D_NR; d++)
 			ok[d] = b->want[d] && !b->failed[p][d];
-		printf("\n--thread-pool-size=%u, median of %u round(s); us/rq: "
-		       "wall time per request (CREATE+RELEASE: per pair);\n"
-		       "cpu: the daemon's CPU us per request; x: virtiofsd / "
-		       "ours (>= 2 is the goal)\n", b->pools[p], b->rounds);
-		printf("%-24s %9s %9s %6s %9s %9s %6s %7s %7s %7s %7s %6s "
-		       "%6s\n", "row", "ours", "vfsd", "x", "ours-cpu",
-		       "vfsd-cpu", "x-cpu", "ours-cs", "vfsd-cs", "ours-rw",
-		       "vfsd-rw", "rq/op", "host");
+		if (st->ours_us)
+			printf("\nOURS POLLING vs virtiofsd: --thread-pool-size="
+			       "%u, front-end polling %u us for both, ours "
+			       "--poll-us %u\n(virtiofsd cannot poll)",
+			       st->pool, st->fe_us, st->ours_us);
+		else if (st->fe_us)
+			printf("\n--thread-pool-size=%u, front-end polling %u "
+			       "us for both (equal settings)", st->pool,
+			       st->fe_us);
+		else
+			printf("\n--thread-pool-size=%u (equal settings)",
+			       st->pool);
+		printf(", median of %u round(s); us/rq: wall time per "
+		       "request (CREATE+RELEASE: per pair);\ncpu: the "
+		       "daemon's CPU us per request; fe: the front-end's; x: "
+		       "virtiofsd / ours (>= 2 is the goal)\n", b->rounds);
+		printf("%-24s %9s %9s %6s %9s %9s %6s %7s %7s %7s %7s %7s %7s "
+		       "%6s %6s\n", "row", "ours", "vfsd", "x", "ours-cpu",
+		       "vfsd-cpu", "x-cpu", "ours-fe", "vfsd-fe", "ours-cs",
+		       "vfsd-cs", "ours-rw", "vfsd-rw", "rq/op", "host");
 		for (int row = 0; row < nrows; row++) {
-			double v[D_NR][4];
+			static const size_t off[] = {
+				offsetof(struct meas, us),
+				offsetof(struct meas, cpu),
+				offsetof(struct meas, fe),
+				offsetof(struct meas, cs),
+				offsetof(struct meas, sys),
+			};
+			double v[D_NR][5];
 			char x[16], xc[16];
 
-			for (int d = 0; d < D_NR; d++) {
-				v[d][0] = ok[d] ? med(b, p, d, row,
-					offsetof(struct meas, us)) : -1;
-				v[d][1] = ok[d] ? med(b, p, d, row,
-					offsetof(struct meas, cpu)) : -1;
-				v[d][2] = ok[d] ? med(b, p, d, row,
-					offsetof(struct meas, cs)) : -1;
-				v[d][3] = ok[d] ? med(b, p, d, row,
-					offsetof(struct meas, sys)) : -1;
-			}
+			for (int d = 0; d < D_NR; d++)
+				for (int c = 0; c < 5; c++)
+					v[d][c] = ok[d] ? med(b, p, d, row,
+							      off[c]) : -1;
 			ratio(x, sizeof(x), v[D_OURS][0], v[D_VFSD][0]);
 			ratio(xc, sizeof(xc), v[D_OURS][1], v[D_VFSD][1]);
 			printf("%-24s", row_name(b, row));
@@ -923,7 +984,7 @@ static void report(const struct bench *b)
 				}
 				printf(" %6s", both ? (c ? xc : x) : "-");
 			}
-			for (int c = 2; c < 4; c++)
+			for (int c = 2; c < 5; c++)
 				for (int d = 0; d < D_NR; d++) {
 					if (v[d][c] < 0)
 						printf(" %7s", "-");
@@ -945,7 +1006,7 @@ static void report(const struct bench *b)
 		}
 		for (int d = 0; d < D_NR; d++) {
 			if (b->want[d] && b->failed[p][d])
-				printf("%s failed at this pool size (see "
+				printf("%s failed in this set (see "
 				       "stderr)\n", d_name[d]);
 			if (b->retried[p][d])
 				printf("%s: %u block(s) failed and were run "
@@ -953,8 +1014,10 @@ static void report(const struct bench *b)
 				       b->retried[p][d]);
 		}
 	}
-	printf("\n(cs: the daemon's context switches per request, its live "
-	       "threads; rw: its read/write-family\nsystem calls per request "
+	printf("\n(fe: the front-end's CPU us per request, this whole "
+	       "process: the caller, the vhost-user\nfront-end's threads; "
+	       "cs: the daemon's context switches per request, its live "
+	       "threads;\nrw: its read/write-family system calls per request "
 	       "(/proc/PID/io syscr + syscw); rq/op: FUSE requests per "
 	       "file\nin the smallfile phases; host: us per op of the "
 	       "same system calls made here on the host\n(fstatat, fstat, "
@@ -1027,10 +1090,11 @@ int main(int argc, char **argv)
 	printf("ours: %s vhost-user; virtiofsd: %s; both: --socket-path=SOCK "
 	       "-o source=DIR,cache=none --thread-pool-size=N\n"
 	       "front-end: simulated guest over vqf_vfront, 1 request queue "
-	       "x 128, cache=none, one request in flight\n",
-	       b.exe[D_OURS], b.exe[D_VFSD]);
+	       "x 128, cache=none, one request in flight; polled sets: the "
+	       "driver\nspins on its used ring (poll_ns), ours also gets "
+	       "--poll-us N\n", b.exe[D_OURS], b.exe[D_VFSD]);
 	fflush(stdout);
-	for (unsigned int p = 0; p < b.npools; p++) {
+	for (unsigned int p = 0; p < b.nsets; p++) {
 		for (unsigned int r = 0; r < b.rounds; r++) {
 			if (host_rows(&b, b.host[p][r]))
 				fprintf(stderr, "bench-daemons: host rows "
@@ -1040,16 +1104,18 @@ int main(int argc, char **argv)
 
 				if (!b.want[d] || b.failed[p][d])
 					continue;
-				fprintf(stderr, "bench-daemons: pool %u round "
-					"%u/%u %s\n", b.pools[p], r + 1,
-					b.rounds, d_name[d]);
+				fprintf(stderr, "bench-daemons: pool %u, "
+					"polling %u/%u us, round %u/%u %s\n",
+					b.set[p].pool, b.set[p].fe_us,
+					d == D_OURS ? b.set[p].ours_us : 0,
+					r + 1, b.rounds, d_name[d]);
 				/*
 				 * A daemon that dies mid-block (virtiofsd's
 				 * own seccomp kills it now and then, see
 				 * docs/bench-daemons.md) runs the block
 				 * again, twice at most.
 				 */
-				while (run_block(&b, d, b.pools[p], r,
+				while (run_block(&b, d, p, r,
 						 b.m[p][d][r])) {
 					if (++tries == 3) {
 						b.failed[p][d] = true;
