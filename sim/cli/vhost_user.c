@@ -444,6 +444,44 @@ static int confine(const struct vqf_vu_opts *o)
 	return 0;
 }
 
+/*
+ * virtiofsd's default: RLIMIT_NOFILE up to min(1000000, fs.file-max -
+ * 16384) when it is lower.  The passthrough keeps an O_PATH descriptor
+ * per inode the guest holds, so a guest with 20 000 files looked up
+ * needs that many: at a shell's 1024, or even 20 000, it got EMFILE
+ * where virtiofsd went on (found by bench-daemons).  Without the
+ * privilege to raise the hard limit, up to it.
+ */
+static void raise_nofile(void)
+{
+	unsigned long long max = 0, want;
+	struct rlimit rl;
+	FILE *f;
+
+	f = fopen("/proc/sys/fs/file-max", "r");
+	if (f) {
+		if (fscanf(f, "%llu", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	if (max <= 16384 || getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	want = max - 16384 < 1000000 ? max - 16384 : 1000000;
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want;
+	if (rl.rlim_max < want) {
+		struct rlimit up = { .rlim_cur = want, .rlim_max = want };
+
+		if (!setrlimit(RLIMIT_NOFILE, &up))
+			return;
+		rl.rlim_cur = rl.rlim_max;
+	}
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		vu_log(VQF_VU_LOG_WARN, "RLIMIT_NOFILE left at its value: %s",
+		       strerror(errno));
+}
+
 /* @usage: the --help of the name the daemon was started under. */
 static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 {
@@ -500,6 +538,8 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 			       o.rlimit_nofile, strerror(errno));
 			goto out;
 		}
+	} else if (!o.rlimit_set) {
+		raise_nofile();
 	}
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (stop_fd < 0)

@@ -84,6 +84,7 @@ struct vqf_vu_opts {
 	struct vqf_vu_idmap uid_map[VQF_VU_IDMAPS], gid_map[VQF_VU_IDMAPS];
 	unsigned int n_uid_map, n_gid_map;
 	unsigned long long rlimit_nofile;	/* 0: unchanged */
+	bool rlimit_set;	/* given: else virtiofsd's default */
 	struct vqf_vu_shm shm;	/* --dax-window, --version-table */
 	char *owned[8];		/* -o lists, unescaped; see release */
 	unsigned int nowned;

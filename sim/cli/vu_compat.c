@@ -470,7 +470,7 @@ static int vu_set(void *arg, const char *name, const char *val,
 	else if (!strcmp(name, "--fd"))
 		o->fd = (int)*num;
 	else
-		o->rlimit_nofile = *num;
+		o->rlimit_nofile = *num, o->rlimit_set = true;
 	return 0;
 }
 
@@ -764,7 +764,9 @@ void vqf_vu_virtiofsd_usage(FILE *f)
 "                      the same for gids\n"
 "  --log-level=LEVEL   off, error, warn, info (default), debug, trace\n"
 "  --syslog            log to syslog(3) instead of stderr\n"
-"  --rlimit-nofile=N   RLIMIT_NOFILE's soft limit (default 0: left as is)\n"
+"  --rlimit-nofile=N   RLIMIT_NOFILE's soft limit (0: left as is; default:\n"
+"                      min(1000000, fs.file-max - 16384) if the current\n"
+"                      limit is lower, as virtiofsd)\n"
 "  --no-killpriv-v2    accepted, no effect (the default)\n"
 "  --print-capabilities\n"
 "                      print the vhost-user backend capabilities (JSON)\n"
