@@ -45,6 +45,7 @@
 #define CPF		(NBLK * CPB)	/* chunks per file */
 #define MAGIC		0x76716674u
 #define WAIT_S		60
+#define STUCK_MS	120000	/* no request issued for this long */
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -474,6 +475,37 @@ static void check_host(struct run *R, unsigned int nfiles)
 	}
 }
 
+/* No progress: what the driver and device hold, then the failure. */
+static void stuck(struct life *L)
+{
+	struct vqf_sim_stats st;
+
+	vqf_sim_get_stats(L->s, &st);
+	fprintf(stderr, "stuck life %llu: issued %llu of %llu, %u threads "
+		"running; driver submitted %llu completed %llu failed %llu "
+		"in flight %llu pending max %llu irqs %llu kicks %llu; device "
+		"replies %llu fault polls %llu held dropped %llu, injected "
+		"stall %llu drop_call %llu drop_kick %llu reorder %llu\n",
+		(unsigned long long)L->R->lives,
+		(unsigned long long)L->issued,
+		(unsigned long long)L->budget, L->running,
+		(unsigned long long)st.drv.submitted,
+		(unsigned long long)st.drv.completed,
+		(unsigned long long)st.drv.failed,
+		(unsigned long long)vqf_gdrv_inflight(L->g),
+		(unsigned long long)st.drv.pending_max,
+		(unsigned long long)st.drv.irqs,
+		(unsigned long long)st.drv.kicks,
+		(unsigned long long)st.dev.replies,
+		(unsigned long long)st.dev.fault_polls,
+		(unsigned long long)st.dev.fault_held_dropped,
+		(unsigned long long)st.dev.faults[VQF_FAULT_STALL],
+		(unsigned long long)st.dev.faults[VQF_FAULT_DROP_CALL],
+		(unsigned long long)st.dev.faults[VQF_FAULT_DROP_KICK],
+		(unsigned long long)st.dev.faults[VQF_FAULT_REORDER]);
+	fail_msg("a life made no progress for %d ms", STUCK_MS);
+}
+
 /*
  * One machine over R->dir: @nthr guest threads until @budget data ops
  * are issued or a queue breaks; @abrupt pulls the plug (vqf_gdrv_shutdown)
@@ -486,9 +518,9 @@ static u64 live(struct run *R, const struct vqf_fault_plan *p,
 	struct life *L = calloc(1, sizeof(*L));
 	struct vqf_sim_stats st;
 	const u64 *inj;
-	u64 seen[RS_NR] = { 0 }, bad, sub;
+	u64 seen[RS_NR] = { 0 }, bad, sub, last_issued = ~0ull;
+	unsigned int i, k, idle_ms = 0;
 	bool broken, clean;
-	unsigned int i, k;
 
 	assert_non_null(L);
 	L->R = R;
@@ -506,11 +538,20 @@ static u64 live(struct run *R, const struct vqf_fault_plan *p,
 						&L->th[i]), 0);
 	}
 	/* Main watches: a broken queue strands the requests on it until
-	 * shutdown, as in Linux (the driver marks the vq broken).
+	 * shutdown, as in Linux (the driver marks the vq broken).  A life
+	 * that makes no progress for STUCK_MS (far beyond any request, even
+	 * under valgrind at load) is a lost completion: its state is
+	 * printed and the test fails, rather than ctest's timeout.
 	 */
 	for (;;) {
 		u64 issued = __atomic_load_n(&L->issued, __ATOMIC_RELAXED);
 
+		if (issued != last_issued) {
+			last_issued = issued;
+			idle_ms = 0;
+		} else if (++idle_ms > STUCK_MS) {
+			stuck(L);
+		}
 
 		if (!vqf_gdrv_alive(L->g))
 			break;
