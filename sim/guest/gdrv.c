@@ -14,6 +14,7 @@
 #include "vqf_vring_drv.h"
 #include "vqf_vring_poll.h"
 #include "vqf_vring_thread.h"
+#include "vring_hg.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -1332,6 +1333,10 @@ int vqf_gdrv_new_ops(const struct vqf_gdrv_cfg *cfg,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	/* Written under g->lock with an atomic store, read with atomic loads
+	 * anywhere (is_dead()): helgrind does not know C11 atomics.
+	 */
+	vqf_hg_racy(&g->dead, sizeof(g->dead));
 	if (cfg)
 		g->cfg = *cfg;
 	g->ops = ops;
