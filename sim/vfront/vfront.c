@@ -688,14 +688,12 @@ fail:
 
 static int start(struct vqf_vfront *f)
 {
-	const struct vqf_gmem *gm = vqf_gram_gmem(f->cfg.ram);
 	u8 *base = vqf_gram_base(f->cfg.ram);
 	struct vqf_vhost_mem mem = { .nregions = 1 };
 	unsigned int i;
 	u64 features;
 	int ret, fd;
 
-	(void)gm;
 	features = f->acked;
 	if (f->offered & (1ull << VQF_VHOST_F_PROTOCOL_FEATURES))
 		features |= 1ull << VQF_VHOST_F_PROTOCOL_FEATURES;
