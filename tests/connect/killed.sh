@@ -108,17 +108,13 @@ if [ "$CASE" = run ]; then
 	${VQF_SIM_WRAP:-} "$FRONT" run --connect "$S" --files 20000 --quiet "$@" \
 		> "$T/out" 2> "$T/err" &
 	FPID=$!
-	# Mid-workload: a few hundred files of the 20,000 made.
-	i=0
+	# Mid-workload: a few hundred files of the 20,000 made.  Bounded by
+	# the workload itself (it ends, or makes them), not by a time: a
+	# front-end that hangs before is ctest's timeout.
 	while [ "$(find "$D" -mindepth 2 | head -n 300 | wc -l)" -lt 300 ]; do
 		if ! kill -0 "$FPID" 2>/dev/null; then
 			fail "the workload ended before the back-end was killed"
 			front_end 1
-			finish
-		fi
-		i=$((i + 1))
-		if [ $i -gt 1200 ]; then
-			fail "no 300 files in 120 s"
 			finish
 		fi
 		sleep 0.1
