@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # test-vhost-cli.sh VQFUSE_SIM - `vqfuse-sim vhost-user`: usage errors,
-# --poll-us taken (0..10000) and refused out of range, a clean exit 0
+# --poll-us taken (0..10000) and refused out of range, RLIMIT_NOFILE
+# raised as virtiofsd raises it (or left), a clean exit 0
 # at SIGTERM and SIGINT while waiting for QEMU, and at the
 # front-end's disconnect (a python3 client sends GET_FEATURES, reads the
 # reply and closes; skipped without python3), the socket removed after.
@@ -87,6 +88,28 @@ for us in 0 50 10000; do
 	fi
 	vu_stop "--poll-us $us"
 done
+
+# RLIMIT_NOFILE: virtiofsd's default raise, and --rlimit-nofile=0 that
+# leaves it (not under valgrind, which keeps descriptors of its own).
+if [ -z "$WRAP" ]; then
+	hard=$(ulimit -Hn)
+	want=$(($(cat /proc/sys/fs/file-max) - 16384))
+	[ "$want" -gt 1000000 ] && want=1000000
+	[ "$hard" != unlimited ] && [ "$hard" -lt "$want" ] && want=$hard
+	for arg in "" --rlimit-nofile=0; do
+		vu_start listening sh -c 'ulimit -Sn 64 && exec "$@"' sh \
+			"$SIM" vhost-user --socket "$S" --shared "$T/shared" \
+			$CONF $arg
+		soft=$(awk '/^Max open files/ { print $4 }' /proc/$pid/limits)
+		if [ -z "$arg" ]; then
+			[ "$soft" -ge "$want" ] ||
+				fail "RLIMIT_NOFILE $soft, not raised to $want"
+		else
+			[ "$soft" = 64 ] || fail "$arg: RLIMIT_NOFILE $soft"
+		fi
+		vu_stop "RLIMIT_NOFILE ${arg:-default}"
+	done
+fi
 
 if command -v python3 >/dev/null; then
 	start --verbose
