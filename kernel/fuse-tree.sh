@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# fuse-tree.sh SRC OUT TARBALL TOPDIR VERSION - the patched fs/fuse for
-# kbuild.
+# fuse-tree.sh SRC OUT TARBALL TOPDIR VERSION SERIES - the patched fs/fuse
+# for kbuild.
 #
 #   OUT/fuse-tree/fs/fuse/       fs/fuse of the linux-source tarball (the
 #                                exact source of the guests' fuse.ko) with
-#                                SRC/kernel/fuse/*.patch applied in order
+#                                SERIES/*.patch (kernel/fuse-X.Y/, the
+#                                series written for the tarball's kernel)
+#                                applied in order
 #   OUT/fuse-tree/fs/fuse/vqf/   symlinks to SRC/lib/*.[ch] and the DAX
 #                                vectors (0001 builds them into fuse.ko)
 #   OUT/fuse/fuse_i.h            the patched fuse_i.h vqfuse.ko is built
@@ -30,18 +32,19 @@ out=$2
 tarball=$3
 topdir=$4
 version=${5:-unknown}
+series=${6:-$src/kernel/fuse-6.1}
 
 tree=$out/fuse-tree
 fuse=$tree/fs/fuse
 stamp=$tree/stamp
 
-want=$( (ls -l "$tarball"; echo "$version"; cat "$0" "$src"/kernel/fuse/*.patch) |
+want=$( (ls -l "$tarball"; echo "$version"; echo "$series"; cat "$0" "$series"/*.patch) |
 	cksum)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	tar -xJf "$tarball" -C "$tree" --strip-components=1 "$topdir/fs/fuse"
-	for p in "$src"/kernel/fuse/*.patch; do
+	for p in "$series"/*.patch; do
 		[ -e "$p" ] || continue
 		if ! patch -p1 -s -N -d "$tree" --no-backup-if-mismatch \
 				<"$p"; then

@@ -7,7 +7,7 @@
  * (devm_memremap_pages(), MEMORY_DEVICE_FS_DAX) and a dax_device that
  * fuse.ko's dax.c maps file ranges into, as upstream 6.1's virtio_fs.c
  * does.  Which range maps what is fuse.ko's business (the patched fuse.ko
- * of kernel/fuse/ runs lib/vqf_dax.c for it); this file only provides the
+ * of kernel/fuse-X.Y/ runs lib/vqf_dax.c for it); this file only provides the
  * window.
  */
 #include <linux/dax.h>

@@ -132,7 +132,7 @@ have usr/bin/vqfuse-sim usr/bin/vqfuse-virtiofsd \
 for h in "$src"/lib/*.h; do
 	have "usr/include/vqfuse/$(basename "$h")"
 done
-for p in "$src"/kernel/fuse/*.patch "$src"/lib/*.c; do
+for p in "$src"/kernel/fuse-*/*.patch "$src"/lib/*.c; do
 	rel=${p#"$src"/}
 	cmp -s "$p" "$r/usr/src/vqfuse-$up/$rel" ||
 		fail "vqfuse-dkms's $rel differs from the tree's"

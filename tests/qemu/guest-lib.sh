@@ -23,7 +23,7 @@ vqf_modset()
 }
 
 # vqf_fuse_load [PARAM=VALUE...]: fuse.ko for vqfuse.ko, the patched one of
-# kernel/fuse/ (DAX range management from lib/) when it was built; the
+# kernel/fuse-X.Y/ (DAX range management from lib/) when it was built; the
 # in-tree fuse.ko stays the baseline of virtiofs and 9p.
 vqf_fuse_load()
 {

@@ -8,7 +8,10 @@
 #   VQF_QEMU_BIN   the build folder holding vqf-posix and vqf-bench
 # Optional environment:
 #   VQF_KVER       kernel version (default: <ko dir>/kernel-version, else the
-#                  newest /boot/vmlinuz-6.1.0-*-amd64 with modules.dep)
+#                  newest /boot/vmlinuz-$VQF_KSERIES.*-amd64 with modules.dep)
+#   VQF_KSERIES    kernel series the guest boots when VQF_KVER and the ko
+#                  dir do not say: 6.1 (default) or 6.12
+#   VQF_WORK_TAG   appended to the tests' work folders (per-kernel twins)
 #   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko and the patched
 #                  fuse.ko (default <build>/kernel)
 #   VQF_QEMU_MEM   guest memory (default 1G; the memfd backend matches it)
@@ -54,14 +57,15 @@ vqf_kver()
 		cat "$kvf"
 		return
 	fi
-	for k in $(ls -1 /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V -r); do
+	ks=${VQF_KSERIES:-6.1}
+	for k in $(ls -1 /boot/vmlinuz-"$ks".*-amd64 2>/dev/null | sort -V -r); do
 		v=${k#/boot/vmlinuz-}
 		if [ -f "/lib/modules/$v/modules.dep" ]; then
 			echo "$v"
 			return
 		fi
 	done
-	vqf_die "no /boot/vmlinuz-6.1.0-*-amd64 with modules (apt-get install linux-image-amd64)"
+	vqf_die "no /boot/vmlinuz-$ks.*-amd64 with modules (apt-get install linux-image-$ks-amd64)"
 }
 
 # Module files for NAME and everything it needs, dependencies first, as
@@ -133,7 +137,7 @@ vqf_mkinitramfs()
 			strip --strip-debug -o "$root/lib/vqf/$m.ko" "$ko/$m.ko"
 		fi
 	done
-	# kernel/fuse/'s patched fuse.ko, for vqfuse runs only, and the
+	# kernel/fuse-X.Y/'s patched fuse.ko, for vqfuse runs only, and the
 	# cuse.ko and virtiofs.ko rebuilt with it (fs type virtiofs-vqf)
 	for m in fuse cuse virtiofs; do
 		if [ -f "$ko/$m.ko" ]; then

@@ -50,7 +50,7 @@ VQF_QEMU_SMP=2
 # Steps are bounded by QEMU's own timeout (and this count of 0.1 s waits).
 WAIT=${VQF_GUESTS_WAIT:-6000}
 
-W=$VQF_QEMU_BIN/work/guests
+W=$VQF_QEMU_BIN/work/guests${VQF_WORK_TAG:-}
 rm -rf "$W"
 mkdir -p "$W"
 start=$(date +%s)

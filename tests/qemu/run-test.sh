@@ -159,7 +159,7 @@ dax|dax-reclaim|dax-hostile)
 	vqf_die "unknown mode $mode" ;;
 esac
 
-W=$VQF_QEMU_BIN/work/$mode
+W=$VQF_QEMU_BIN/work/$mode${VQF_WORK_TAG:-}
 rm -rf "$W"
 mkdir -p "$W/shared"
 trap 'vqf_stop_virtiofsd' EXIT INT TERM
