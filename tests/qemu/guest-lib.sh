@@ -11,11 +11,29 @@ vqf_loaded()
 	[ -d "/sys/module/$(echo "$1" | tr - _)" ]
 }
 
-# vqf_modset SET: insmod every module of SET not yet loaded, in order.
+# vqf_builtin NAME: NAME is built into the guest kernel (Debian's 6.12 has
+# virtio_pci, fuse and virtiofs built in), so there is nothing to load or
+# unload.  The host lists them on the modsets' "builtin:" line.
+vqf_builtin()
+{
+	sed -n 's/^builtin: //p' /etc/vqf-modsets | tr ' ' '\n' |
+		grep -qx "$1"
+}
+
+# vqf_rmmod NAME...: rmmod each NAME that is not built in.
+vqf_rmmod()
+{
+	for m in "$@"; do
+		vqf_builtin "$m" || rmmod "$m" || return 1
+	done
+}
+
+# vqf_modset SET: insmod every module of SET not yet loaded, in order.  A
+# set whose modules are all built in is empty and loads nothing.
 vqf_modset()
 {
-	mods=$(sed -n "s/^$1: //p" /etc/vqf-modsets)
-	[ -n "$mods" ] || { echo "# no module set $1"; return 1; }
+	grep -q "^$1:" /etc/vqf-modsets || { echo "# no module set $1"; return 1; }
+	mods=$(sed -n "s/^$1: *//p" /etc/vqf-modsets)
 	for m in $mods; do
 		vqf_loaded "$m" && continue
 		insmod "/lib/vqf/$m.ko" || { echo "# insmod $m failed"; return 1; }
@@ -53,11 +71,11 @@ vqf_fs_load()
 vqf_fs_unload()
 {
 	case $1 in
-	virtiofs|virtiofs-vqf) rmmod virtiofs || return 1 ;;
+	virtiofs|virtiofs-vqf) vqf_rmmod virtiofs || return 1 ;;
 	vqfuse) rmmod vqfuse || return 1 ;;
-	9p) rmmod 9p 9pnet_virtio 9pnet || return 1; return 0 ;;
+	9p) vqf_rmmod 9p 9pnet_virtio 9pnet || return 1; return 0 ;;
 	esac
-	rmmod fuse
+	vqf_rmmod fuse
 }
 
 # vqf_mount FSTYPE: on /mnt, with the options in VQF_MOUNT_OPTS (e.g.
@@ -215,7 +233,7 @@ vqf_modversions()
 			fi
 		done
 		echo "# modver $line"
-		rmmod fuse || rc=1
+		vqf_rmmod fuse || rc=1
 	fi
 	echo "VQF-END modver rc=$rc"
 	return $rc
@@ -485,7 +503,7 @@ vqf_ktap_module()
 	fi
 	insmod /lib/vqf/vqfuse_test.ko || rc=1
 	vqf_loaded vqfuse_test && rmmod vqfuse_test
-	rmmod fuse || rc=1
+	vqf_rmmod fuse || rc=1
 	echo "VQF-END ktap rc=$rc"
 	return $rc
 }

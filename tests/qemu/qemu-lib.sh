@@ -68,14 +68,23 @@ vqf_kver()
 	vqf_die "no /boot/vmlinuz-$ks.*-amd64 with modules (apt-get install linux-image-$ks-amd64)"
 }
 
+# vqf_mod_builtin KVER NAME: NAME is built into the kernel (modules.builtin;
+# Debian's 6.12 builds virtio_pci, fuse and virtiofs in).
+vqf_mod_builtin()
+{
+	grep -qE "(^|/)$2\.ko$" "/lib/modules/$1/modules.builtin" 2>/dev/null
+}
+
 # Module files for NAME and everything it needs, dependencies first, as
 # paths relative to /lib/modules/<ver>.  modules.dep lists each module's
-# full transitive closure, the module to load last first.
+# full transitive closure, the module to load last first.  A built-in
+# module has no file and needs none.
 vqf_mod_closure()
 {
 	kv=$1
 	shift
 	for m in "$@"; do
+		vqf_mod_builtin "$kv" "$m" && continue
 		line=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "/lib/modules/$kv/modules.dep") ||
 			vqf_die "module $m not in modules.dep of $kv"
 		self=${line%%:*}
@@ -100,6 +109,11 @@ vqf_write_modsets()
 		       tr '\n' ' ')
 		echo "$name: $mods" >>"$out"
 	done
+	builtin=
+	for m in virtio_pci fuse virtiofs cuse 9pnet_virtio 9pnet 9p netfs; do
+		vqf_mod_builtin "$kv" "$m" && builtin="$builtin $m"
+	done
+	echo "builtin:$builtin" >>"$out"
 }
 
 # vqf_mkinitramfs WORKDIR -> WORKDIR/initramfs.cpio
