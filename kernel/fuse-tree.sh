@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# fuse-tree.sh SRC OUT TARBALL TOPDIR VERSION SERIES - the patched fs/fuse
-# for kbuild.
+# fuse-tree.sh SRC OUT TARBALL TOPDIR VERSION SERIES BUILTIN - the patched
+# fs/fuse for kbuild.
 #
 #   OUT/fuse-tree/fs/fuse/       fs/fuse of the linux-source tarball (the
 #                                exact source of the guests' fuse.ko) with
@@ -11,8 +11,12 @@
 #                                applied in order
 #   OUT/fuse-tree/fs/fuse/vqf/   symlinks to SRC/lib/*.[ch] and the DAX
 #                                vectors (0001 builds them into fuse.ko)
-#   OUT/fuse/fuse_i.h            the patched fuse_i.h vqfuse.ko is built
-#                                against
+#   OUT/fuse/fuse_i.h            the fuse_i.h vqfuse.ko is built against:
+#                                the patched one, or with BUILTIN=1 (the
+#                                kernel's fuse is built in and cannot be
+#                                replaced, see kernel/Makefile) the
+#                                tarball's own, kept in
+#                                OUT/fuse-tree/intree/
 #
 # Each module of the tree (fuse.ko, and cuse.ko and virtiofs.ko, rebuilt
 # because their symbol versions follow the patched fuse_i.h) gets a line
@@ -33,6 +37,7 @@ tarball=$3
 topdir=$4
 version=${5:-unknown}
 series=${6:-$src/kernel/fuse-6.1}
+builtin=${7:-0}
 
 tree=$out/fuse-tree
 fuse=$tree/fs/fuse
@@ -44,6 +49,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	tar -xJf "$tarball" -C "$tree" --strip-components=1 "$topdir/fs/fuse"
+	mkdir -p "$tree/intree"
+	cp "$fuse/fuse_i.h" "$tree/intree/fuse_i.h"
 	for p in "$series"/*.patch; do
 		[ -e "$p" ] || continue
 		if ! patch -p1 -s -N -d "$tree" --no-backup-if-mismatch \
@@ -69,6 +76,8 @@ find "$fuse/vqf" -maxdepth 1 -type l ! -exec test -e {} \; -delete
 
 # Rewritten only on change: vqfuse.ko's objects depend on it.
 mkdir -p "$out/fuse"
-if ! cmp -s "$fuse/fuse_i.h" "$out/fuse/fuse_i.h"; then
-	cp "$fuse/fuse_i.h" "$out/fuse/fuse_i.h"
+hdr=$fuse/fuse_i.h
+[ "$builtin" != 1 ] || hdr=$tree/intree/fuse_i.h
+if ! cmp -s "$hdr" "$out/fuse/fuse_i.h"; then
+	cp "$hdr" "$out/fuse/fuse_i.h"
 fi
