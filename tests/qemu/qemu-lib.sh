@@ -11,6 +11,10 @@
 #                  newest /boot/vmlinuz-$VQF_KSERIES.*-amd64 with modules.dep)
 #   VQF_KSERIES    kernel series the guest boots when VQF_KVER and the ko
 #                  dir do not say: 6.1 (default) or 6.12
+#   VQF_KROOT      root the guest kernel is installed under (default /:
+#                  Debian's images, /boot/vmlinuz-KVER and
+#                  /lib/modules/KVER); scripts/build-kernel.sh's cache entry
+#                  for the 6.12 guest kernel with fuse as a module
 #   VQF_WORK_TAG   appended to the tests' work folders (per-kernel twins)
 #   VQF_KO_DIR     folder with vqfuse.ko / vqfuse_test.ko and the patched
 #                  fuse.ko (default <build>/kernel)
@@ -53,14 +57,15 @@ vqf_kver()
 	fi
 	# the kernel vqfuse.ko was built for, as kernel/ records it
 	kvf=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}/kernel-version
-	if [ -f "$kvf" ] && [ -f "/lib/modules/$(cat "$kvf")/modules.dep" ]; then
+	if [ -f "$kvf" ] && [ -f "${VQF_KROOT:-}/lib/modules/$(cat "$kvf")/modules.dep" ]; then
 		cat "$kvf"
 		return
 	fi
 	ks=${VQF_KSERIES:-6.1}
-	for k in $(ls -1 /boot/vmlinuz-"$ks".*-amd64 2>/dev/null | sort -V -r); do
-		v=${k#/boot/vmlinuz-}
-		if [ -f "/lib/modules/$v/modules.dep" ]; then
+	for k in $(ls -1 "${VQF_KROOT:-}"/boot/vmlinuz-"$ks".* 2>/dev/null |
+		   sort -V -r); do
+		v=${k#"${VQF_KROOT:-}"/boot/vmlinuz-}
+		if [ -f "${VQF_KROOT:-}/lib/modules/$v/modules.dep" ]; then
 			echo "$v"
 			return
 		fi
@@ -72,7 +77,8 @@ vqf_kver()
 # Debian's 6.12 builds virtio_pci, fuse and virtiofs in).
 vqf_mod_builtin()
 {
-	grep -qE "(^|/)$2\.ko$" "/lib/modules/$1/modules.builtin" 2>/dev/null
+	grep -qE "(^|/)$2\.ko$" "${VQF_KROOT:-}/lib/modules/$1/modules.builtin" \
+		2>/dev/null
 }
 
 # Module files for NAME and everything it needs, dependencies first, as
@@ -85,7 +91,8 @@ vqf_mod_closure()
 	shift
 	for m in "$@"; do
 		vqf_mod_builtin "$kv" "$m" && continue
-		line=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "/lib/modules/$kv/modules.dep") ||
+		line=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" \
+			"${VQF_KROOT:-}/lib/modules/$kv/modules.dep") ||
 			vqf_die "module $m not in modules.dep of $kv"
 		self=${line%%:*}
 		deps=${line#*:}
@@ -133,7 +140,7 @@ vqf_mkinitramfs()
 	# every module of every set, debug info stripped
 	# shellcheck disable=SC2046
 	for rel in $(vqf_mod_closure "$kv" virtio_pci fuse virtiofs 9pnet_virtio 9p); do
-		src=/lib/modules/$kv/$rel
+		src=${VQF_KROOT:-}/lib/modules/$kv/$rel
 		base=$(basename "$rel")
 		case $base in
 		*.ko) strip --strip-debug -o "$root/lib/vqf/$base" "$src" ;;
@@ -297,7 +304,7 @@ vqf_run_qemu()
 	kv=$(vqf_kver)
 	set -- -accel tcg -cpu max -smp "$VQF_QEMU_SMP" -m "$VQF_QEMU_MEM" \
 		-nographic -no-reboot -nic none \
-		-kernel "/boot/vmlinuz-$kv" -initrd "$initrd" \
+		-kernel "${VQF_KROOT:-}/boot/vmlinuz-$kv" -initrd "$initrd" \
 		-append "console=ttyS0 loglevel=5 panic=-1 ${VQF_QEMU_APPEND:-}" \
 		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
 		-numa node,memdev=mem \
