@@ -13,6 +13,7 @@
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include "fuse_i.h"
+#include "vqfuse_compat.h"
 #include "vqf_req.h"
 #include "vqfuse_req.h"
 
@@ -53,7 +54,7 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 	int ret;
 
 	if (args->in_pages || args->out_pages)
-		npages = ap->num_pages;
+		npages = vqfk_ap_count(ap);
 
 	/*
 	 * Filled on the stack first: lib/ sizes the argbuf from counts and
@@ -88,9 +89,11 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 		return -ENOMEM;
 	kr->vr = vr;
 	for (i = 0; i < npages; i++) {
-		kr->pv[i].page = ap->pages[i];
-		kr->pv[i].offset = ap->descs[i].offset;
-		kr->pv[i].length = ap->descs[i].length;
+		struct page *page;
+
+		vqfk_ap_piece(ap, i, &page, &kr->pv[i].offset,
+			      &kr->pv[i].length);
+		kr->pv[i].page = page;
 	}
 	vqfk_req_point_pages(kr, args);
 	kr->used_len = 0;

@@ -19,6 +19,7 @@
 #include <linux/scatterlist.h>
 #include "fuse_i.h"
 #include "vqfuse.h"
+#include "vqfuse_compat.h"
 #include "vqfuse_req.h"
 #include "vqf_req.h"
 #include "vqf_forget.h"
@@ -525,19 +526,14 @@ static struct vqfk_kvq *vqfk_pick_queue(struct vqfk_kfs *fs)
 			VQF_VQ_REQUEST + cpu % (fs->nvqs - VQF_VQ_REQUEST)];
 }
 
-static void vqfk_wake_pending_and_unlock(struct fuse_iqueue *fiq)
-__releases(fiq->lock)
+/*
+ * A request from fuse.ko (through vqfk_fiq_ops, vqfuse_compat.h): FR_PENDING
+ * is cleared and its unique set; fc->bg_lock may be held.
+ */
+static void vqfk_send_req(struct vqfk_kfs *fs, struct fuse_req *req)
 {
-	struct vqfk_kfs *fs = fiq->priv;
 	struct vqfk_kvq *kvq;
-	struct fuse_req *req;
 	int ret;
-
-	req = list_last_entry(&fiq->pending, struct fuse_req, list);
-	clear_bit(FR_PENDING, &req->flags);
-	list_del_init(&req->list);
-	WARN_ON(!list_empty(&fiq->pending));
-	spin_unlock(&fiq->lock);
 
 	kvq = vqfk_pick_queue(fs);
 	ret = vqfk_enqueue_req(kvq, req, false);
@@ -575,7 +571,7 @@ static u64 vqfk_forget_refill(struct vqfk_kfs *fs, struct fuse_iqueue *fiq,
 
 	spin_lock(&fiq->lock);
 	while (vqf_forget_queue_len(q) < q->cap && fiq->forget_list_head.next) {
-		link = fuse_dequeue_forget(fiq, 1, NULL);
+		link = vqfk_dequeue_forget(fiq);
 		/* fuse never forgets nodeid 0 or 0 lookups; lib refuses them */
 		if (vqf_forget_queue_push(q, link->forget_one.nodeid,
 					  link->forget_one.nlookup))
@@ -583,10 +579,10 @@ static u64 vqfk_forget_refill(struct vqfk_kfs *fs, struct fuse_iqueue *fiq,
 				     VQF_KS_ENQUEUE_ERR);
 		kfree(link);
 	}
-	if (vqf_forget_queue_len(q))
-		unique = fuse_get_unique(fiq);
 	*batch_ok = fc->minor >= 16;
 	spin_unlock(&fiq->lock);
+	if (vqf_forget_queue_len(q))
+		unique = vqfk_get_unique(fiq);
 	return unique;
 }
 
@@ -669,34 +665,23 @@ static void vqfk_hiprio_dispatch_work(struct work_struct *work)
 	}
 }
 
-static void vqfk_wake_forget_and_unlock(struct fuse_iqueue *fiq)
-__releases(fiq->lock)
+/* A forget is on fiq->forget_list: the hiprio worker takes it from there. */
+static void vqfk_send_forget(struct vqfk_kfs *fs)
 {
-	struct vqfk_kfs *fs = fiq->priv;
-
 	schedule_delayed_work(&fs->vqs[VQF_VQ_HIPRIO].dispatch_work, 0);
-	spin_unlock(&fiq->lock);
 }
 
-static void vqfk_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)
-__releases(fiq->lock)
+static void vqfk_send_interrupt(struct vqfk_kfs *fs)
 {
-	struct vqfk_kfs *fs = fiq->priv;
-
 	/*
 	 * As upstream: no FUSE_INTERRUPT over virtio-fs yet.  The request
 	 * itself still completes (or is ended when the device goes away).
 	 */
 	vqfk_stat_inc(&fs->vqs[VQF_VQ_HIPRIO], VQF_KS_INTERRUPTS);
-	spin_unlock(&fiq->lock);
 }
 
-const struct fuse_iqueue_ops vqfk_fiq_ops = {
-	.wake_forget_and_unlock		= vqfk_wake_forget_and_unlock,
-	.wake_interrupt_and_unlock	= vqfk_wake_interrupt_and_unlock,
-	.wake_pending_and_unlock	= vqfk_wake_pending_and_unlock,
-	.release			= vqfk_fiq_release,
-};
+VQFK_DEFINE_FIQ_OPS(vqfk_fiq_ops, vqfk_send_req, vqfk_send_forget,
+		    vqfk_send_interrupt, vqfk_fiq_release);
 
 /* ---- a device that stopped answering ---- */
 
@@ -857,7 +842,6 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 {
 	struct irq_affinity desc = { .pre_vectors = 1 };
 	struct virtqueue **vqs;
-	vq_callback_t **callbacks;
 	const char **names;
 	unsigned int i, nrq;
 	int ret = -ENOMEM;
@@ -874,9 +858,8 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 
 	fs->vqs = kcalloc(fs->nvqs, sizeof(fs->vqs[0]), GFP_KERNEL);
 	vqs = kmalloc_array(fs->nvqs, sizeof(vqs[0]), GFP_KERNEL);
-	callbacks = kmalloc_array(fs->nvqs, sizeof(callbacks[0]), GFP_KERNEL);
 	names = kmalloc_array(fs->nvqs, sizeof(names[0]), GFP_KERNEL);
-	if (!fs->vqs || !vqs || !callbacks || !names)
+	if (!fs->vqs || !vqs || !names)
 		goto out;
 
 	vqfk_init_vq(fs, &fs->vqs[VQF_VQ_HIPRIO], "hiprio", true);
@@ -886,10 +869,8 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 		snprintf(name, sizeof(name), "requests.%u", i - VQF_VQ_REQUEST);
 		vqfk_init_vq(fs, &fs->vqs[i], name, false);
 	}
-	for (i = 0; i < fs->nvqs; i++) {
-		callbacks[i] = vqfk_vq_done;
+	for (i = 0; i < fs->nvqs; i++)
 		names[i] = fs->vqs[i].name;
-	}
 
 	/*
 	 * Spread the request queues' interrupts over the CPUs only when there
@@ -898,8 +879,8 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 	 * can move, and the CPU it lands on decides whether a single-threaded
 	 * workload gets local or cross-CPU wakeups (up to 1.5x under TCG).
 	 */
-	ret = virtio_find_vqs(vdev, fs->nvqs, vqs, callbacks, names,
-			      nrq > 1 ? &desc : NULL);
+	ret = vqfk_find_vqs(vdev, fs->nvqs, vqs, vqfk_vq_done, names,
+			    nrq > 1 ? &desc : NULL);
 	if (ret < 0)
 		goto out;
 	for (i = 0; i < fs->nvqs; i++)
@@ -908,7 +889,6 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 	vqfk_start_all_queues(fs);
 out:
 	kfree(names);
-	kfree(callbacks);
 	kfree(vqs);
 	if (ret) {
 		kfree(fs->vqs);
