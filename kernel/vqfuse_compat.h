@@ -22,6 +22,8 @@
 #include <linux/virtio_config.h>
 #include "fuse_i.h"
 
+struct vqf_ver_table;
+
 /*
  * True when building for kernel a.b.c or later.  This is
  * LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, c), spelt with version.h's
@@ -263,6 +265,35 @@ static inline void vqfk_ap_piece(const struct fuse_args_pages *ap,
 	*page = ap->pages[i];
 	*offset = ap->descs[i].offset;
 	*length = ap->descs[i].length;
+}
+
+/*
+ * Which fs/fuse vqfuse.ko is built against (kernel/Makefile sets
+ * VQF_FUSE_SERIES through kernel/Kbuild; 1 when it does not say): 1, the
+ * patched fuse.ko of kernel/fuse-X.Y, loaded as a module; 0, a kernel
+ * whose fs/fuse is built in (Debian's 6.12 images: CONFIG_FUSE_FS=y), so
+ * no module can replace it and vqfuse.ko uses it as it is, unpatched
+ * fuse_i.h included.  What only the series provides is then absent: the
+ * shared version table (fuse_conn.ver_table, fs/fuse 0010-0013), which
+ * vqfuse.ko then leaves unused as with version_table=0.  DAX needs no
+ * series: the in-tree dax.c manages the window's ranges itself.
+ */
+#ifndef VQF_FUSE_SERIES
+#define VQF_FUSE_SERIES 1
+#endif
+
+static inline bool vqfk_fuse_has_ver_table(void)
+{
+	return VQF_FUSE_SERIES;
+}
+
+/* Hands a mount's fuse_conn the device's table (NULL: none) before INIT. */
+static inline void vqfk_conn_set_ver_table(struct fuse_conn *fc,
+					   struct vqf_ver_table *t)
+{
+#if VQF_FUSE_SERIES
+	fc->ver_table = t;
+#endif
 }
 
 #endif /* VQFUSE_COMPAT_H */

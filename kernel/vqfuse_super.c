@@ -17,6 +17,7 @@
 #include <linux/virtio_fs.h>
 #include "fuse_i.h"
 #include "vqfuse.h"
+#include "vqfuse_compat.h"
 
 /* sg elements of a request besides its pages (see fc->max_pages_limit). */
 #define VQF_HEADER_OVERHEAD	4
@@ -227,7 +228,7 @@ static int vqfk_get_tree(struct fs_context *fsc)
 	fc->auto_submounts = true;
 	fc->sync_fs = true;
 	/* fuse.ko asks INIT for entry versions only with a table */
-	fc->ver_table = fs->ver_table;
+	vqfk_conn_set_ver_table(fc, fs->ver_table);
 	/* A request's sg list must fit the ring: FUSE splits bigger I/O. */
 	fc->max_pages_limit = min_t(unsigned int, fc->max_pages_limit,
 				    vring_size - VQF_HEADER_OVERHEAD);

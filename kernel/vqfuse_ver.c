@@ -16,6 +16,7 @@
 #include <linux/virtio_config.h>
 #include "fuse_i.h"
 #include "vqfuse.h"
+#include "vqfuse_compat.h"
 
 /*
  * version_table=0 leaves a device's table unused, so one guest can compare
@@ -39,6 +40,10 @@ int vqfk_ver_setup(struct virtio_device *vdev, struct vqfk_kfs *fs)
 	fs->ver_table = NULL;
 	if (!version_table) {
 		dev_notice(&vdev->dev, "vqfuse: version table not used (version_table=0)\n");
+		return 0;
+	}
+	if (!vqfk_fuse_has_ver_table()) {
+		dev_notice(&vdev->dev, "vqfuse: version table not used (the kernel's own fuse has none)\n");
 		return 0;
 	}
 	if (!virtio_get_shm_region(vdev, &reg,
