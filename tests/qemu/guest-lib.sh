@@ -54,13 +54,39 @@ vqf_fuse_load()
 	fi
 }
 
+# vqf_vqfuse_take / vqf_vqfuse_give: a built-in virtiofs (Debian's 6.12)
+# binds every virtio-fs device at boot, before vqfuse.ko exists; move them
+# to vqfuse once it is loaded, and back to virtiofs once it is gone.
+vqf_vqfuse_take()
+{
+	vqf_builtin virtiofs || return 0
+	for vqf_dev in /sys/bus/virtio/drivers/virtiofs/virtio*; do
+		[ -e "$vqf_dev" ] || continue
+		echo "${vqf_dev##*/}" >/sys/bus/virtio/drivers/virtiofs/unbind &&
+			echo "${vqf_dev##*/}" >/sys/bus/virtio/drivers/vqfuse/bind ||
+			{ echo "# ${vqf_dev##*/}: virtiofs -> vqfuse failed"; return 1; }
+	done
+}
+
+vqf_vqfuse_give()
+{
+	vqf_builtin virtiofs || return 0
+	for vqf_dev in /sys/bus/virtio/devices/virtio*; do
+		[ "$(cat "$vqf_dev/device")" = 0x001a ] && [ ! -e "$vqf_dev/driver" ] ||
+			continue
+		echo "${vqf_dev##*/}" >/sys/bus/virtio/drivers/virtiofs/bind ||
+			{ echo "# ${vqf_dev##*/}: -> virtiofs failed"; return 1; }
+	done
+}
+
 # vqf_fs_load FSTYPE [PARAM=VALUE...] / vqf_fs_unload FSTYPE: the
 # filesystem module (with vqfuse.ko's parameters) and fuse.ko, both loaded
 # and unloaded on every cycle.
 vqf_fs_load()
 {
 	case $1 in
-	vqfuse) shift; vqf_fuse_load && insmod /lib/vqf/vqfuse.ko "$@" ;;
+	vqfuse) shift; vqf_fuse_load && insmod /lib/vqf/vqfuse.ko "$@" &&
+		vqf_vqfuse_take ;;
 	virtiofs) vqf_modset fuse && vqf_modset virtiofs ;;
 	# in-tree virtiofs rebuilt with the patched fuse.ko (vqfuse-dkms)
 	virtiofs-vqf) vqf_fuse_load && insmod /lib/vqf/virtiofs-vqf.ko ;;
@@ -72,7 +98,7 @@ vqf_fs_unload()
 {
 	case $1 in
 	virtiofs|virtiofs-vqf) vqf_rmmod virtiofs || return 1 ;;
-	vqfuse) rmmod vqfuse || return 1 ;;
+	vqfuse) rmmod vqfuse && vqf_vqfuse_give || return 1 ;;
 	9p) vqf_rmmod 9p 9pnet_virtio 9pnet || return 1; return 0 ;;
 	esac
 	vqf_rmmod fuse
@@ -221,7 +247,7 @@ vqf_modversions()
 	if vqf_fs_load vqfuse; then
 		line="fuse=$(cat /sys/module/fuse/version 2>/dev/null)"
 		line="$line vqfuse=$(cat /sys/module/vqfuse/version 2>/dev/null)"
-		rmmod vqfuse && rc=0
+		rmmod vqfuse && vqf_vqfuse_give && rc=0
 		for m in cuse virtiofs; do
 			[ -f "/lib/vqf/$m-vqf.ko" ] || continue
 			if insmod "/lib/vqf/$m-vqf.ko"; then
@@ -600,7 +626,13 @@ vqf_trace_start()
 	grep -q " $T " /proc/mounts || mount -t tracefs nodev $T || return 1
 	echo 0 >$T/tracing_on
 	echo >$T/trace
-	echo 'p:vqfsync fuse_simple_request op=+8(%si):u32' >>$T/kprobe_events &&
+	# 6.12: fuse_simple_request() is an inline around
+	# __fuse_simple_request(idmap, fm, args): args in the third register
+	if grep -q ' __fuse_simple_request$' /proc/kallsyms; then
+		echo 'p:vqfsync __fuse_simple_request op=+8(%dx):u32'
+	else
+		echo 'p:vqfsync fuse_simple_request op=+8(%si):u32'
+	fi >>$T/kprobe_events &&
 	echo 'p:vqfbg fuse_simple_background op=+8(%si):u32' >>$T/kprobe_events &&
 	echo 1 >$T/events/kprobes/enable && echo 1 >$T/tracing_on || return 1
 	export VQF_BENCH_MARK=$T/trace_marker
