@@ -103,7 +103,8 @@ virtiofs-libvirt)
 	labels='virtiofs-1' ;;
 vqfuse-dax)
 	need_ko vqfuse.ko
-	need_ko fuse.ko
+	# the patched fuse.ko, unless the kernel's own is built in (6.12)
+	vqf_mod_builtin "$(vqf_kver)" fuse || need_ko fuse.ko
 	need_shmem_qemu
 	# the simulator's device with a window; the patched QEMU exposes it
 	VQF_DAEMON=sim
