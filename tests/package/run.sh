@@ -16,7 +16,8 @@
 #      the program run from there, a program built against libvqfuse-dev
 #      with its pkg-config file, the manual pages rendered
 #   5. DKMS (add, build, install) from the scratch root's /usr/src into
-#      scratch trees for the installed linux-headers-amd64 kernel, beside
+#      scratch trees for the installed 6.1 kernel (linux-headers-amd64) and
+#      the 6.12 one (only vqfuse.ko: fuse is built in there); for 6.1 beside
 #      copies of that kernel's own fuse.ko, cuse.ko and virtiofs.ko, so
 #      DKMS's version check is the one a real install makes; depmod and
 #      modprobe --show-depends over the result must pick DKMS's modules
@@ -203,9 +204,9 @@ cc -Wall -Werror -o "$w/devtest" "$w/devtest.c" $flags ||
 	fail "a program against libvqfuse-dev does not build"
 "$w/devtest" || fail "a program against libvqfuse-dev does not run"
 
-# The kernel DKMS builds for: the installed linux-headers-amd64's, as
-# kernel/Makefile picks it.
-kver=$(ls -d /lib/modules/*-amd64/build 2>/dev/null | sort -V | tail -n 1 |
+# The kernel DKMS builds for: the installed linux-headers-amd64's (6.1),
+# as kernel/Makefile picks it; 6.12 follows below.
+kver=$(ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n 1 |
 	cut -d/ -f4)
 [ -n "$kver" ] || fail "no linux-headers-*-amd64 installed"
 step "DKMS for $kver"
@@ -262,6 +263,51 @@ for k in vqfuse virtiofs; do
 		fail "modprobe would load an in-tree fs/fuse module for $k"
 done
 
+# Debian's 6.12 builds fuse and virtiofs in: DKMS builds vqfuse.ko against
+# the kernel's own fuse and installs nothing else; modprobe must find it
+# with no fs/fuse module to load first.
+k12=$(ls -d /lib/modules/6.12.*-amd64/build 2>/dev/null | sort -V |
+	tail -n 1 | cut -d/ -f4)
+[ -n "$k12" ] || fail "no linux-headers-6.12-amd64 installed"
+step "DKMS for $k12 (fuse built in)"
+m12=$w/modroot/lib/modules/$k12
+mkdir -p "$m12"
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "/lib/modules/$k12/$f" ] && cp "/lib/modules/$k12/$f" "$m12/"
+done
+# shellcheck disable=SC2016
+unshare -m sh -c '
+	set -e
+	mount -t tmpfs vqfuse-dkms /var/lib/dkms
+	dkms build -m vqfuse -v "$1" -k "$2" -j 2 $3
+	dkms install -m vqfuse -v "$1" -k "$2" --no-depmod $3
+	dkms status $3
+' dkms "$up" "$k12" "$trees" >"$w/dkms-6.12.log" 2>&1 || {
+	cat "$w/dkms-6.12.log"
+	find "$w/dkms" -name make.log -exec tail -40 {} \;
+	fail "dkms build/install for $k12"
+}
+grep -q "^vqfuse/$up, $k12, .*: installed" "$w/dkms-6.12.log" ||
+	fail "dkms status does not say installed for $k12"
+# 6.12's modules are xz-compressed (CONFIG_MODULE_COMPRESS_XZ): DKMS
+# installs vqfuse.ko.xz there
+ko12=$(ls "$m12"/updates/dkms/vqfuse.ko* 2>/dev/null | head -n 1)
+[ -n "$ko12" ] || fail "DKMS did not install vqfuse.ko for $k12"
+for k in fuse cuse virtiofs; do
+	! ls "$m12/updates/dkms/$k.ko"* >/dev/null 2>&1 ||
+		fail "DKMS installed $k.ko for $k12, whose $k is built in"
+done
+[ "$(modinfo -F vermagic "$ko12" | cut -d' ' -f1)" = "$k12" ] ||
+	fail "vqfuse.ko is not built for $k12"
+depmod -b "$w/modroot" "$k12" || fail "depmod over the DKMS install ($k12)"
+deps=$(modprobe -d "$w/modroot" -S "$k12" --show-depends vqfuse) ||
+	fail "modprobe --show-depends vqfuse ($k12)"
+echo "$deps"
+[ "$(echo "$deps" | grep -c '^insmod')" = 1 ] &&
+	echo "$deps" | grep -q "updates/dkms/vqfuse.ko" ||
+	fail "modprobe would load more than DKMS's vqfuse.ko on $k12"
+echo "DKMS for $k12: $(basename "$ko12") only (fuse, virtiofs built in)"
+
 step "QEMU: POSIX cycles on DKMS's vqfuse.ko and virtiofs.ko over its fuse.ko"
 mkdir -p "$w/ko"
 for k in vqfuse fuse cuse virtiofs; do
@@ -275,5 +321,5 @@ VQF_KO_DIR=$w/ko VQF_KVER=$kver VQF_REQUIRE_VQFUSE=1 \
 }
 grep -E '^host: guest runs|^# modver' "$w/qemu.log"
 step "done"
-echo "package: ok ($ver: 3 packages, lintian clean, DKMS for $kver," \
-	"POSIX cycles in QEMU on vqfuse and virtiofs)"
+echo "package: ok ($ver: 3 packages, lintian clean, DKMS for $kver and" \
+	"$k12, POSIX cycles in QEMU on vqfuse and virtiofs)"
