@@ -628,7 +628,7 @@ vqf_trace_start()
 	echo >$T/trace
 	# 6.12: fuse_simple_request() is an inline around
 	# __fuse_simple_request(idmap, fm, args): args in the third register
-	if grep -q ' __fuse_simple_request$' /proc/kallsyms; then
+	if grep -qE ' __fuse_simple_request([[:space:]]|$)' /proc/kallsyms; then
 		echo 'p:vqfsync __fuse_simple_request op=+8(%dx):u32'
 	else
 		echo 'p:vqfsync fuse_simple_request op=+8(%si):u32'
