@@ -21,6 +21,9 @@
 #   lib/vqf_compat.h  MEMORY_BARRIER - it defines the barrier macros for
 #                     userspace; "barrier without comment" fires on the
 #                     definitions, and every use in lib/ is still checked.
+#   kernel/vqfuse_compat.h  LINUX_VERSION_CODE - the one place that tells
+#                     the kernel series apart, as an out-of-tree module
+#                     must; in-tree code never needs it.
 #   kernel/fuse-X.Y/*.patch  FILE_PATH_CHANGES - "does MAINTAINERS need
 #                     updating?" for a new file: the series is not sent
 #                     upstream with a MAINTAINERS entry.
@@ -58,6 +61,8 @@ for series_dir in "$src"/kernel/fuse-*; do
 		extra="--ignore ENOSYS"
 		case "$rel" in
 		lib/vqf_compat.h) extra="--ignore ENOSYS,MEMORY_BARRIER" ;;
+		kernel/vqfuse_compat.h)
+			extra="--ignore ENOSYS,LINUX_VERSION_CODE" ;;
 		esac
 		# shellcheck disable=SC2086
 		if ! res=$(cd "$src" && perl "$cp" --no-tree --no-summary \

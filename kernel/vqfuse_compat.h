@@ -25,16 +25,13 @@
 struct vqf_ver_table;
 
 /*
- * True when building for kernel a.b.c or later.  This is
- * LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, c), spelt with version.h's
- * parts of the same number: checkpatch.pl flags every line that names
- * LINUX_VERSION_CODE (in-tree code is only ever built for the kernel it
- * is merged into), and an out-of-tree module is the one place that needs
- * it.  KERNEL_VERSION() clamps the sublevel to 255 for both.
+ * True when building for kernel a.b.c or later.  checkpatch.pl warns on
+ * every LINUX_VERSION_CODE (in-tree code is only built for the kernel it
+ * is merged into); kernel/checkpatch.sh ignores that warning for this
+ * file alone, the one place an out-of-tree module needs it.
  */
 #define VQFK_KERNEL_AT_LEAST(a, b, c)					\
-	(KERNEL_VERSION(LINUX_VERSION_MAJOR, LINUX_VERSION_PATCHLEVEL,	\
-			LINUX_VERSION_SUBLEVEL) >= KERNEL_VERSION(a, b, c))
+	(KERNEL_VERSION(a, b, c) <= LINUX_VERSION_CODE)
 
 /*
  * struct fuse_iqueue_ops: how fuse.ko hands over requests, FORGETs and
