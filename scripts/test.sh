@@ -4,10 +4,12 @@
 #      with clang into $B-fuzz; seeds and regressions are replayed first;
 #   2. ctest: unit, valgrind, sanitize, helgrind, lint, kernel (module build
 #      and checkpatch) and qemu (the module booted under QEMU) entries.
-# The patched QEMU (qemu/, scripts/build-qemu.sh) builds in the background
-# meanwhile: the fuzz stage runs one target at a time and leaves a core
-# idle; ctest's qemu-shmem-build entry then only links the cached binary
-# (or reports the build's failure).  A warm cache makes it a no-op.
+# The patched QEMU (qemu/, scripts/build-qemu.sh) and then the 6.12 guest
+# kernel with modular fuse (scripts/build-kernel.sh) build in the
+# background meanwhile: the fuzz stage runs one target at a time and leaves
+# a core idle; ctest's qemu-shmem-build and guest-kernel-6.12 entries then
+# only link the cached builds (or report a build's failure).  A warm cache
+# makes them no-ops.
 # A fuzz failure is reported after ctest has run, so one run shows both.
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,12 +18,20 @@ scripts/build.sh
 B=${VQF_BUILD:-build}
 jobs=$(nproc 2>/dev/null || echo 2)
 mkdir -p "$B/qemu"
-VQF_BUILD=$B scripts/build-qemu.sh >/dev/null 2>"$B/qemu/build-bg.err" &
+(
+	rc=0
+	VQF_BUILD=$B scripts/build-qemu.sh >/dev/null \
+		2>"$B/qemu/build-bg.err" || rc=1
+	scripts/build-kernel.sh >/dev/null \
+		2>"$B/qemu/build-kernel-bg.err" || rc=1
+	exit $rc
+) &
 qemu_pid=$!
 fuzz_rc=0
 VQF_FUZZ_BUILD="$B-fuzz" tests/fuzz/run-all.sh "${VQF_FUZZ_SECONDS:-60}" ||
 	fuzz_rc=$?
-# its failure shows in ctest's qemu-shmem-build entry, which retries
-wait $qemu_pid || cat "$B/qemu/build-bg.err" >&2
+# a failure shows in ctest's qemu-shmem-build or guest-kernel-6.12 entry,
+# which retries
+wait $qemu_pid || cat "$B/qemu/build-bg.err" "$B/qemu/build-kernel-bg.err" >&2
 ctest --test-dir "$B" -j "$jobs" --output-on-failure --no-tests=error
 exit $fuzz_rc
