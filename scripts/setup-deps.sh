@@ -7,7 +7,7 @@ PKGS="build-essential cmake pkg-config git perl python3 kmod cpio
 xz-utils file libfuse3-dev fuse3 libcmocka-dev liburing-dev valgrind
 qemu-system-x86 qemu-system-common qemu-utils busybox-static linux-source-6.1
 linux-headers-amd64 linux-image-amd64 linux-source-6.12 linux-headers-6.12-amd64
-linux-image-6.12-amd64 clang libclang-rt-14-dev llvm afl++
+linux-image-6.12-amd64 bc flex bison libelf-dev clang libclang-rt-14-dev llvm afl++
 gnuplot-nox dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev
 zlib1g-dev libfdt-dev libseccomp-dev libcap-ng-dev help2man man-db groff-base
 debhelper dh-dkms dkms lintian"
