@@ -220,19 +220,25 @@ for f in modules.order modules.builtin modules.builtin.modinfo; do
 	[ -f "/lib/modules/$kver/$f" ] && cp "/lib/modules/$kver/$f" "$m/"
 done
 trees="--sourcetree $r/usr/src --dkmstree $w/dkms --installtree $w/modroot/lib/modules"
-# shellcheck disable=SC2016
-unshare -m sh -c '
-	set -e
-	mount -t tmpfs vqfuse-dkms /var/lib/dkms
-	dkms add -m vqfuse -v "$1" $3
-	dkms build -m vqfuse -v "$1" -k "$2" -j 2 $3
-	dkms install -m vqfuse -v "$1" -k "$2" --no-depmod $3
-	dkms status $3
-' dkms "$up" "$kver" "$trees" >"$w/dkms.log" 2>&1 || {
-	cat "$w/dkms.log"
-	find "$w/dkms" -name make.log -exec tail -40 {} \;
-	fail "dkms add/build/install"
+# dkms_ns KVER LOG [add]: DKMS (add,) build and install for KVER, in a
+# private mount namespace, into the scratch trees
+dkms_ns()
+{
+	# shellcheck disable=SC2016
+	unshare -m sh -c '
+		set -e
+		mount -t tmpfs vqfuse-dkms /var/lib/dkms
+		[ -z "$4" ] || dkms add -m vqfuse -v "$1" $3
+		dkms build -m vqfuse -v "$1" -k "$2" -j 2 $3
+		dkms install -m vqfuse -v "$1" -k "$2" --no-depmod $3
+		dkms status $3
+	' dkms "$up" "$1" "$trees" "${3:-}" >"$2" 2>&1 || {
+		cat "$2"
+		find "$w/dkms" -name make.log -exec tail -40 {} \;
+		fail "dkms build/install for $1"
+	}
 }
+dkms_ns "$kver" "$w/dkms.log" add
 grep -E '^vqfuse/' "$w/dkms.log"
 grep -q "^vqfuse/$up, $kver, .*: installed" "$w/dkms.log" ||
 	fail "dkms status does not say installed"
@@ -275,18 +281,7 @@ mkdir -p "$m12"
 for f in modules.order modules.builtin modules.builtin.modinfo; do
 	[ -f "/lib/modules/$k12/$f" ] && cp "/lib/modules/$k12/$f" "$m12/"
 done
-# shellcheck disable=SC2016
-unshare -m sh -c '
-	set -e
-	mount -t tmpfs vqfuse-dkms /var/lib/dkms
-	dkms build -m vqfuse -v "$1" -k "$2" -j 2 $3
-	dkms install -m vqfuse -v "$1" -k "$2" --no-depmod $3
-	dkms status $3
-' dkms "$up" "$k12" "$trees" >"$w/dkms-6.12.log" 2>&1 || {
-	cat "$w/dkms-6.12.log"
-	find "$w/dkms" -name make.log -exec tail -40 {} \;
-	fail "dkms build/install for $k12"
-}
+dkms_ns "$k12" "$w/dkms-6.12.log"
 grep -q "^vqfuse/$up, $k12, .*: installed" "$w/dkms-6.12.log" ||
 	fail "dkms status does not say installed for $k12"
 # 6.12's modules are xz-compressed (CONFIG_MODULE_COMPRESS_XZ): DKMS
