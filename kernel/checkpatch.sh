@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# checkpatch.sh MAKE KERNELDIR OUTDIR SRCDIR
+# checkpatch.sh OUTDIR SRCDIR
 #
 # For every kernel series X.Y with an fs/fuse series kernel/fuse-X.Y/ (6.1,
 # 6.12), that series' tarball's scripts/checkpatch.pl runs
@@ -29,10 +29,8 @@
 #                     upstream with a MAINTAINERS entry.
 set -eu
 
-# MAKE and KERNELDIR are kept for the callers; the tools come straight
-# from the tarballs.
-out=$3
-src=$4
+out=$1
+src=$2
 
 status=0
 for series_dir in "$src"/kernel/fuse-*; do
