@@ -756,8 +756,10 @@ vqf_dax_stress()
 # ---- two guests on one daemon (run-guests.sh) ------------------------------
 
 # vqf_g_serve: the guest side of run-guests.sh.  Reads "N COMMAND" lines
-# from the console and answers each with one line "VQF-DONE N rc=RC OUT"
-# (OUT: the command's output on one line); "quit" ends it.
+# from the console and answers each with one line "VQF-DONE N rc=RC OUT
+# VQF-END" (OUT: the command's output on one line).  The end mark tells
+# the host the line is whole: the console reaches its log in pieces, so
+# the line's start may be there long before its end.  "quit" ends it.
 vqf_g_serve()
 {
 	echo "VQF-READY"
@@ -765,7 +767,7 @@ vqf_g_serve()
 		[ "$n" = quit ] && return 0
 		out=$(eval "$cmd" 2>&1)
 		rc=$?
-		echo "VQF-DONE $n rc=$rc" $out
+		echo "VQF-DONE $n rc=$rc" $out VQF-END
 	done
 	return 1
 }

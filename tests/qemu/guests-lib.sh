@@ -17,6 +17,19 @@ g_start()
 	echo $! >"$S/$1.pid"
 }
 
+# g_kill: a script that dies (vqf_die, a shell error) takes its guests
+# and daemon with it, rather than leaving ctest waiting on their output
+# until the entry's timeout.
+g_kill()
+{
+	for g in a b; do
+		p=$(cat "$S/$g.pid" 2>/dev/null) && pkill -P "$p" 2>/dev/null
+	done
+	[ -z "${dpid:-}" ] || kill "$dpid" 2>/dev/null
+	return 0
+}
+trap g_kill EXIT
+
 # g_wait a|b PATTERN: waits for a console line; 1 if the guest ended first.
 g_wait()
 {
@@ -38,13 +51,13 @@ g_cmd()
 	a) echo "$seq $2" >&7 ;;
 	b) echo "$seq $2" >&8 ;;
 	esac
-	if ! g_wait "$1" "^VQF-DONE $seq rc="; then
+	if ! g_wait "$1" "^VQF-DONE $seq rc=.* VQF-END\$"; then
 		flag "$sess: guest $1 gave no answer to: $2"
 		OUT=
 		return 1
 	fi
 	line=$(tr -d '\r' <"$S/$1.log" | grep -a "^VQF-DONE $seq rc=" | head -1)
-	OUT=$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=[0-9]* *//')
+	OUT=$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=[0-9]* *//; s/ *VQF-END$//')
 	echo "$sess: $1: $2 -> $OUT"
 	return "$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=\([0-9]*\).*/\1/')"
 }
