@@ -206,7 +206,8 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 	fprintf(f, "%s: shmem: %llu starts served, %llu not (features "
 		"or channel missing), %llu channels, %llu maps, %llu unmaps, "
 		"%llu map refused, %llu unmap refused, %llu without channel, "
-		"%llu breaks (%llu timeouts), table maps %llu; acks "
+		"%llu breaks (%llu timeouts), table maps %llu (%llu INITs "
+		"without it); acks "
 		"%llu malformed, %llu mismatched, %llu unsolicited; %llu "
 		"cancelled, %llu undo unmaps; channels refused %llu not "
 		"socket, %llu not stream, %llu unconnected\n",
@@ -221,6 +222,7 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 		(unsigned long long)st.shm.breaks,
 		(unsigned long long)st.shm.timeouts,
 		(unsigned long long)st.table_maps,
+		(unsigned long long)st.table_unoffered,
 		(unsigned long long)st.shm.acks_malformed,
 		(unsigned long long)st.shm.acks_mismatched,
 		(unsigned long long)st.shm.acks_unsolicited,

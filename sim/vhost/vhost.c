@@ -5,7 +5,9 @@
  * One thread (the caller of vqf_vhost_serve()) reads and handles the
  * front-end's messages; the device's own threads serve the rings.  The
  * guest memory map (vh->mem) and the ring descriptions change only while
- * the device is stopped, so its threads read them without locks.
+ * the device is stopped, so its threads read them without locks.  The
+ * version table's mapping is the exception: the device's threads map it
+ * at a guest's INIT (vh_serve()), under vh->tlock.
  */
 #define _GNU_SOURCE
 #include "vqf_vhost.h"
@@ -15,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,7 +70,15 @@ struct vqf_vhost {
 	u64 pf_offered;
 	struct vqf_vshm shm;
 	struct vqf_fsdev_dax_ops dops;	/* cfg.dax_ops + the channel */
-	bool table_mapped;		/* on this connection's channel */
+	/*
+	 * The version table: mapped by the first INIT that asks for it
+	 * (a device thread, which may wait for the ack), unmapped by the
+	 * stop (the serving thread).  tlock orders the two; a map waiting
+	 * under it is ended by vqf_vshm_cancel(), never waited out.
+	 */
+	pthread_mutex_t tlock;
+	bool table_offer;	/* this start serves the regions */
+	bool table_mapped;	/* on this connection's channel */
 };
 
 #define PF_OFFERED	((1ull << VQF_VHOST_PF_MQ) | \
@@ -345,6 +356,23 @@ static bool ring_ready(const struct vqf_vhost *vh, unsigned int i)
 	       (r->enabled || !need_enable);
 }
 
+/*
+ * The table leaves the front-end's region (without waiting, as the
+ * window's unmappings of a reset: the front-end's own stop may not serve
+ * the channel until it has its answer) and is not offered again before
+ * the next start.
+ */
+static void table_unmap(struct vqf_vhost *vh)
+{
+	pthread_mutex_lock(&vh->tlock);
+	if (vh->table_mapped)
+		vqf_vshm_unmap(&vh->shm, VQF_VHOST_SHMID_VERSION, 0,
+			       vh->cfg.ver_table_size, false);
+	vh->table_mapped = false;
+	vh->table_offer = false;
+	pthread_mutex_unlock(&vh->tlock);
+}
+
 static void dev_stop(struct vqf_vhost *vh, bool live)
 {
 	unsigned int i;
@@ -354,7 +382,10 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 	/* A mapping waiting for its ack would hold the stop until the
 	 * front-end answers, which it may never do (it hung up, or its
 	 * own stop waits for this one): the wait ends now, the guest's
-	 * SETUPMAPPING fails, the channel stays in step.
+	 * SETUPMAPPING fails (an INIT's table map: the INIT is answered
+	 * without the table), the channel stays in step.  First, so that
+	 * the reset below, which joins the threads that wait, never
+	 * waits for the front-end.
 	 */
 	vqf_vshm_cancel(&vh->shm, true);
 	vqf_fsdev_set_status(vh->dev, 0);
@@ -364,12 +395,11 @@ static void dev_stop(struct vqf_vhost *vh, bool live)
 	 */
 	/* The regions are filled only while the device runs: the window
 	 * was emptied by the reset, the table goes too (no waiting, as
-	 * there).
+	 * there).  The reset joined the device's threads, so no INIT is
+	 * mapping it any more; a map the cancel ended was undone by the
+	 * channel itself and left table_mapped false.
 	 */
-	if (vh->table_mapped)
-		vqf_vshm_unmap(&vh->shm, VQF_VHOST_SHMID_VERSION, 0,
-			       vh->cfg.ver_table_size, false);
-	vh->table_mapped = false;
+	table_unmap(vh);
 	if (vh->cfg.serve_reset)
 		vh->cfg.serve_reset(vh->cfg.serve_ctx);
 	else if (vqf_backend_reset(vh->cfg.be))
@@ -436,19 +466,24 @@ static void ring_add(struct vqf_vhost *vh, unsigned int i)
 }
 
 /*
- * At a start: whether the regions are served, and the version table put
- * in place (without waiting for the ack: the front-end may be busy
- * starting the device); dev_stop() takes it away again.
+ * At a start: whether the regions are served.  The version table is
+ * not mapped here but at the guest's INIT (vh_serve()): a map sent now
+ * could not be waited for - QEMU sends what starts the device from its
+ * main loop and serves the channel only once it has our answer - and
+ * the INIT that promises the guest the table may be answered, and the
+ * guest read the region, before the front-end has mapped it.
  */
 static void shm_start(struct vqf_vhost *vh)
 {
 	bool asked = vh->protocol & (1ull << VQF_VHOST_PF_SHMEM);
 	bool ok = (vh->protocol & PF_SHMEM_ALL) == PF_SHMEM_ALL &&
 		  vqf_vshm_ready(&vh->shm);
-	int ret;
 
 	if (vh->cfg.dax_window)
 		vqf_fsdev_set_dax(vh->dev, ok);
+	pthread_mutex_lock(&vh->tlock);
+	vh->table_offer = asked && ok && vh->cfg.ver_table_size;
+	pthread_mutex_unlock(&vh->tlock);
 	if (!asked)
 		return;
 	if (!ok) {
@@ -459,17 +494,6 @@ static void shm_start(struct vqf_vhost *vh)
 		return;
 	}
 	STAT_INC(vh, shm_served);
-	if (!vh->cfg.ver_table_size || vh->table_mapped)
-		return;
-	ret = vqf_vshm_map(&vh->shm, VQF_VHOST_SHMID_VERSION,
-			   vh->cfg.ver_table_fd, 0, 0, vh->cfg.ver_table_size,
-			   false, false);
-	if (ret) {
-		vlog(vh, "version table not mapped: %s", strerror(-ret));
-		return;
-	}
-	vh->table_mapped = true;
-	STAT_INC(vh, table_maps);
 }
 
 static int dev_start(struct vqf_vhost *vh, const bool *want)
@@ -518,7 +542,13 @@ static int dev_start(struct vqf_vhost *vh, const bool *want)
 	vlog(vh, "device started");
 	return 0;
 fail:
+	/* A thread that did start may be mapping the table for an INIT:
+	 * as at a stop, its wait ends first, then the table goes.
+	 */
+	vqf_vshm_cancel(&vh->shm, true);
 	vqf_fsdev_set_status(vh->dev, 0);
+	table_unmap(vh);
+	vqf_vshm_cancel(&vh->shm, false);
 	STAT_INC(vh, start_failed);
 	vlog(vh, "device start failed: %s", strerror(-ret));
 	return ret;
@@ -743,11 +773,19 @@ static int handle(struct vqf_vhost *vh, const struct vqf_vhost_msg *m,
 	case VQF_VHOST_SET_BACKEND_REQ_FD:
 		if (!(vh->protocol & (1ull << VQF_VHOST_PF_BACKEND_REQ)))
 			return -ENOPROTOOPT;
+		/* An INIT mapping the table on the old channel gives up
+		 * (the cancel), so that tlock is not held for its ack; one
+		 * after it maps on the new channel.
+		 */
+		vqf_vshm_cancel(&vh->shm, true);
+		pthread_mutex_lock(&vh->tlock);
 		ret = vqf_vshm_set_fd(&vh->shm, fds[0]);
 		fds[0] = -1;	/* consumed either way */
 		/* A refused channel leaves the one in use, table and all. */
 		if (!ret)
 			vh->table_mapped = false;
+		pthread_mutex_unlock(&vh->tlock);
+		vqf_vshm_cancel(&vh->shm, false);
 		return ret;
 	case VQF_VHOST_GET_SHMEM_CONFIG:
 		if (!(vh->protocol & (1ull << VQF_VHOST_PF_SHMEM)))
@@ -996,7 +1034,9 @@ static void reset_session(struct vqf_vhost *vh)
 	 * goes with the connection.
 	 */
 	vqf_vshm_close(&vh->shm);
+	pthread_mutex_lock(&vh->tlock);
 	vh->table_mapped = false;
+	pthread_mutex_unlock(&vh->tlock);
 }
 
 /*
@@ -1151,6 +1191,80 @@ static int vh_unmap(void *ctx, u64 moff, u64 len, bool wait)
 			      wait);
 }
 
+/*
+ * The table for an INIT that asks for it: mapped, and acked by the
+ * front-end, before the INIT goes on.  Returns 0 when it is in place
+ * (now or earlier this run), else why not.
+ */
+static int table_map(struct vqf_vhost *vh)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&vh->tlock);
+	if (!vh->table_offer) {
+		ret = -ENODEV;	/* this start serves no regions */
+	} else if (!vh->table_mapped) {
+		ret = vqf_vshm_map(&vh->shm, VQF_VHOST_SHMID_VERSION,
+				   vh->cfg.ver_table_fd, 0, 0,
+				   vh->cfg.ver_table_size, false, true);
+		if (!ret) {
+			vh->table_mapped = true;
+			STAT_INC(vh, table_maps);
+		}
+	}
+	pthread_mutex_unlock(&vh->tlock);
+	return ret;
+}
+
+/* Where fuse_init_in's flags and flags2 are in a request. */
+#define INIT_FLAGS	(sizeof(struct fuse_in_header) + \
+			 offsetof(struct fuse_init_in, flags))
+#define INIT_FLAGS2	(sizeof(struct fuse_in_header) + \
+			 offsetof(struct fuse_init_in, flags2))
+
+/*
+ * The device's requests, with a version table configured.  An INIT
+ * asking for the table (FUSE_INIT_EXT, VQF_FUSE_INIT_SHARED_VERSION in
+ * flags2, the hub's test) is answered with the promise of it only once
+ * the front-end has acked the table's map: a guest told so reads the
+ * region at once, and a region the front-end has not filled yet faults.
+ * This thread may wait for that ack (a device thread, as SETUPMAPPING's
+ * does); when the map fails - no channel or none served at this start,
+ * refused, cancelled by a stop, timed out - the request (the device's
+ * private copy) stops asking, so the guest is answered without the table
+ * and runs without it.
+ */
+static int vh_serve(void *ctx, void *req, size_t len,
+		    vqf_backend_reply_fn reply, void *rctx)
+{
+	struct vqf_vhost *vh = ctx;
+	struct fuse_in_header ih;
+	u8 *m = req;
+	u32 flags, flags2;
+	int ret;
+
+	if (len < INIT_FLAGS2 + sizeof(flags2))
+		goto serve;
+	memcpy(&ih, m, sizeof(ih));
+	memcpy(&flags, m + INIT_FLAGS, sizeof(flags));
+	memcpy(&flags2, m + INIT_FLAGS2, sizeof(flags2));
+	if (ih.opcode != FUSE_INIT || !(flags & FUSE_INIT_EXT) ||
+	    !(flags2 & VQF_FUSE_INIT_SHARED_VERSION))
+		goto serve;
+	ret = table_map(vh);
+	if (ret) {
+		flags2 &= ~VQF_FUSE_INIT_SHARED_VERSION;
+		memcpy(m + INIT_FLAGS2, &flags2, sizeof(flags2));
+		STAT_INC(vh, table_unoffered);
+		vlog(vh, "INIT answered without the version table: %s",
+		     strerror(-ret));
+	}
+serve:
+	if (vh->cfg.serve)
+		return vh->cfg.serve(vh->cfg.serve_ctx, req, len, reply, rctx);
+	return vqf_backend_process(vh->cfg.be, req, len, reply, rctx);
+}
+
 int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 {
 	struct vqf_fsdev_cfg dc = { 0 };
@@ -1179,6 +1293,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	if (!vh->cfg.tag)
 		vh->cfg.tag = "vqfuse";
 	pthread_mutex_init(&vh->slock, NULL);
+	pthread_mutex_init(&vh->tlock, NULL);
 	vqf_gmem_init(&vh->mem);
 	vh->nq = 1 + vh->cfg.num_request_queues;
 	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
@@ -1193,6 +1308,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 			ret = -errno;
 			while (i--)
 				close(vh->ring[i].call_fd);
+			pthread_mutex_destroy(&vh->tlock);
 			pthread_mutex_destroy(&vh->slock);
 			vqf_vshm_fini(&vh->shm);
 			free(vh);
@@ -1208,6 +1324,10 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 	dc.be = vh->cfg.be;
 	dc.serve = vh->cfg.serve;
 	dc.serve_ctx = vh->cfg.serve_ctx;
+	if (vh->cfg.ver_table_size) {
+		dc.serve = vh_serve;
+		dc.serve_ctx = vh;
+	}
 	dc.trace = dev_trace;
 	dc.trace_ctx = vh;
 	if (vh->cfg.dax_window) {
@@ -1250,6 +1370,7 @@ void vqf_vhost_free(struct vqf_vhost *vh)
 	for (i = 0; i < VQF_VHOST_MAX_QUEUES; i++)
 		if (vh->ring[i].call_fd >= 0)
 			close(vh->ring[i].call_fd);
+	pthread_mutex_destroy(&vh->tlock);
 	pthread_mutex_destroy(&vh->slock);
 	vqf_vshm_fini(&vh->shm);
 	free(vh);

@@ -435,6 +435,14 @@ static int send_req(struct vqf_vshm *s, u32 req,
 	return 0;
 }
 
+/* The waiting gauge (struct vqf_vshm_stats): @d is +1 or -1. */
+static void waiting_add(struct vqf_vshm *s, int d)
+{
+	pthread_mutex_lock(&s->stlock);
+	s->st.waiting += (u64)(s64)d;
+	pthread_mutex_unlock(&s->stlock);
+}
+
 static void push(struct vqf_vshm *s, u8 req)
 {
 	s->out[(s->out_head + s->out_n++) % VQF_VSHM_MAX_OUT] = req;
@@ -505,9 +513,11 @@ static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
 	/* This request is the newest: its ack is the one that empties the
 	 * queue.
 	 */
+	waiting_add(s, 1);
 	while (s->out_n) {
 		ret = read_ack(s, &status, deadline);
 		if (ret == -ECANCELED) {
+			waiting_add(s, -1);
 			ST_INC(s, cancelled);
 			ret = req == VQF_VHOST_BACKEND_SHMEM_MAP ?
 			      undo_map(s, m, deadline) : 0;
@@ -516,9 +526,12 @@ static int request(struct vqf_vshm *s, u32 req, const struct vqf_vhost_mmap *m,
 			pthread_mutex_unlock(&s->lock);
 			return -ECANCELED;
 		}
-		if (ret)
+		if (ret) {
+			waiting_add(s, -1);
 			goto broken;
+		}
 	}
+	waiting_add(s, -1);
 	/* Anything after it is a duplicate - perhaps of this very ack,
 	 * perhaps this is the duplicate: it is not taken as done.
 	 */

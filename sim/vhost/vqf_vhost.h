@@ -14,11 +14,18 @@
  * and GET_SHMEM_CONFIG (vqf_vhost_shmem.h): shmid 0 is the window,
  * whose SETUPMAPPING/REMOVEMAPPING the device checks with lib's
  * vqf_dax_dev and carries out as SHMEM_MAP/SHMEM_UNMAP of the host
- * file; shmid 1 is the version table, mapped read-only while the device
- * runs.  Both are served only while SHMEM, BACKEND_REQ,
+ * file; shmid 1 is the version table, mapped read-only at the first
+ * INIT of a device run that asks for it (FUSE_INIT_EXT and
+ * VQF_FUSE_INIT_SHARED_VERSION), which waits for the front-end's ack
+ * before it is served: a guest is promised the table (by @serve, e.g.
+ * the hub) only once the region holds it.  A map that fails (refused,
+ * no channel, a stop, no ack in time) takes the ask out of the INIT, so
+ * the guest is answered, and runs, without the table (table_unoffered).
+ * Both are served only while SHMEM, BACKEND_REQ,
  * BACKEND_SEND_FD and REPLY_ACK are negotiated and the channel is there
  * at the device's start; otherwise SETUPMAPPING is ENOSYS as without a
- * window.  A device stop, DESTROY and a disconnect unmap the window.
+ * window, and no INIT gets the table.  A device stop, DESTROY and a
+ * disconnect unmap the window; a stop and a disconnect unmap the table.
  * Everything else is refused (-EOPNOTSUPP).
  *
  * Mapping onto the device: vqf_fsdev models a virtio-pci device that
@@ -210,6 +217,9 @@ struct vqf_vhost_cfg {
 	 * Shared memory region 1: the version table, @ver_table_size bytes
 	 * (0: none) of @ver_table_fd, a read-only descriptor the caller keeps
 	 * open while the back-end lives; it is what the front-end maps.
+	 * With a table, every request passes through the back-end on its
+	 * way to @serve or @be: an INIT asking for the table reaches them
+	 * only once it is mapped, or no longer asking (see above).
 	 */
 	int ver_table_fd;
 	u64 ver_table_size;
@@ -257,7 +267,9 @@ struct vqf_vhost_stats {
 	u64 shm_served;		/* starts with the regions served */
 	u64 shm_unserved;	/* starts with SHMEM negotiated, but not
 				 * what serving needs (features, channel) */
-	u64 table_maps;		/* version table SHMEM_MAPs sent */
+	u64 table_maps;		/* version table SHMEM_MAPs acked (INIT) */
+	u64 table_unoffered;	/* INITs that asked for the table and were
+				 * answered without it: the map failed */
 	u64 channel_breaks;	/* connections ended by a broken channel */
 	struct vqf_vshm_stats shm;
 	struct vqf_fsdev_stats dev;

@@ -20,7 +20,8 @@
  * taken only when its header says version 1, REPLY and size 8, and its
  * request code is the oldest outstanding request's; it is never credited
  * to another request.  A request that must be known done (a guest's
- * SETUPMAPPING) waits for its own ack, up to VQF_VHOST_SHMEM_TIMEOUT_MS;
+ * SETUPMAPPING; the version table's map at the INIT that asks for it)
+ * waits for its own ack, up to VQF_VHOST_SHMEM_TIMEOUT_MS;
  * one that must not block its sender (the unmappings of a reset, which the
  * front-end's own stop sequence triggers while it may not serve the
  * channel) stays outstanding, and its ack is read by the next request, or
@@ -124,6 +125,10 @@ struct vqf_vshm_stats {
 	u64 chan_not_socket;	/* -ENOTSOCK: refused, not a socket */
 	u64 chan_not_stream;	/* -EPROTOTYPE: not SOCK_STREAM */
 	u64 chan_unconnected;	/* -ENOTCONN: listening or not connected */
+	/* Not a count: the requests sent that wait for their ack right
+	 * now (a test sees a wait begin without timing it).
+	 */
+	u64 waiting;
 };
 
 #define VQF_VSHM_MAX_OUT	1024	/* outstanding before one must be acked */

@@ -3,7 +3,8 @@
  * test_vhost_shmem.c - the DAX window and the version table over
  * vhost-user's SHMEM protocol, against a fake front-end (the harness of
  * test_vhost.c) that also serves the back-end channel: GET_SHMEM_CONFIG,
- * the table's read-only SHMEM_MAP at the start, SETUPMAPPING and
+ * the table's read-only SHMEM_MAP at the INIT that asks for it (and the
+ * INIT's promise of it only once the front-end mapped it), SETUPMAPPING and
  * REMOVEMAPPING carried out as SHMEM_MAP/UNMAP with the host file's fd
  * (checked by mmap'ing it), fh ~0 as Linux's virtiofs sends it, the
  * unmappings of DESTROY, a stop and a disconnect, and every refusal;
@@ -79,12 +80,16 @@ struct fe {
 	unsigned int nseen;
 	unsigned int refuse;	/* acks to answer non-zero */
 	bool silent;		/* read requests, answer none */
+	bool hold;		/* do not read the channel (yet) */
 	bool dup;		/* send the next ack twice */
 	int table_fd;		/* read-only, as the CLI gives it */
 	int table_rw;		/* -1 with a hub (the hub's memfd) */
 	struct vqf_hub *hub;	/* setup_hub(): requests through a port */
 	struct vqf_hub_port *port;
-	const u8 *table_map;	/* the front-end's mapping of shmid 1 */
+	/* The front-end's mapping of shmid 1 and its size: set under
+	 * block (fe_table()), so that a case sees when it came.
+	 */
+	const u8 *table_map;
 	u64 table_len;
 	int table_wmap_err;	/* errno of a writable mmap of its fd */
 	u8 want[FILE_BYTES];
@@ -123,12 +128,36 @@ static void handshake(struct fe *f, u64 drop)
 	fe_handshake_end(f, feat);
 }
 
-/* Rings, the handshake without the protocol features in @drop, INIT. */
+/*
+ * INIT asking for the version table, as a guest with cache=shared does;
+ * returns the reply's flags2 (whether the table was promised).
+ */
+static u32 fuse_init_ask(struct fe *f)
+{
+	struct fuse_init_in ii = {
+		.major = FUSE_KERNEL_VERSION, .minor = 36,
+		.max_readahead = 65536, .flags = FUSE_INIT_EXT,
+		.flags2 = VQF_FUSE_INIT_SHARED_VERSION,
+	};
+	struct fuse_init_out io;
+	struct fuse_out_header oh;
+
+	memset(&io, 0, sizeof(io));
+	oh = fuse_call(f, 1, FUSE_INIT, 0, &ii, sizeof(ii), &io, sizeof(io));
+	assert_int_equal(oh.error, 0);
+	assert_int_equal(io.major, FUSE_KERNEL_VERSION);
+	return io.flags2;
+}
+
+/*
+ * Rings, the handshake without the protocol features in @drop, an INIT
+ * that asks for the table (which maps it, when the regions are served).
+ */
 static void start(struct fe *f, u64 drop)
 {
 	rings_create(f, NULL);
 	handshake(f, drop);
-	fuse_init(f, 1);
+	fuse_init_ask(f);
 }
 
 /* ---- the driver side ----------------------------------------------------- */
@@ -177,8 +206,13 @@ static void *backend_main(void *arg)
 		u64 status = 0;
 		bool twice;
 		int fd = -1;
-		ssize_t n = recvmsg(f->bk[0], &mh, MSG_WAITALL);
+		ssize_t n;
 
+		pthread_mutex_lock(&f->block);
+		while (f->hold)
+			pthread_cond_wait(&f->bcond, &f->block);
+		pthread_mutex_unlock(&f->block);
+		n = recvmsg(f->bk[0], &mh, MSG_WAITALL);
 		if (n <= 0)
 			break;
 		assert_int_equal(n, sizeof(h));
@@ -190,8 +224,15 @@ static void *backend_main(void *arg)
 		s.req = h.request;
 		s.flags = h.flags;
 		s.had_fd = fd >= 0;
+		/* A refused map maps nothing. */
+		pthread_mutex_lock(&f->block);
+		if (f->refuse) {
+			f->refuse--;
+			status = 1;
+		}
+		pthread_mutex_unlock(&f->block);
 		if (fd >= 0 && s.m.shmid == VQF_VHOST_SHMID_VERSION &&
-		    !f->table_map) {
+		    !status && !f->table_map) {
 			void *w = mmap(NULL, s.m.len, PROT_READ | PROT_WRITE,
 				       MAP_SHARED, fd, 0);
 
@@ -200,8 +241,10 @@ static void *backend_main(void *arg)
 				munmap(w, s.m.len);
 			w = mmap(NULL, s.m.len, PROT_READ, MAP_SHARED, fd, 0);
 			assert_true(w != MAP_FAILED);
+			pthread_mutex_lock(&f->block);
 			f->table_len = s.m.len;
-			__atomic_store_n(&f->table_map, w, __ATOMIC_RELEASE);
+			f->table_map = w;
+			pthread_mutex_unlock(&f->block);
 		}
 		if (fd >= 0) {
 			void *p = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd,
@@ -214,10 +257,6 @@ static void *backend_main(void *arg)
 			close(fd);
 		}
 		pthread_mutex_lock(&f->block);
-		if (f->refuse) {
-			f->refuse--;
-			status = 1;
-		}
 		if (f->nseen < MAX_SEEN)
 			f->seen[f->nseen++] = s;
 		pthread_cond_broadcast(&f->bcond);
@@ -238,6 +277,17 @@ static void *backend_main(void *arg)
 			(void)!send(f->bk[0], rep, sizeof(rep), MSG_NOSIGNAL);
 	}
 	return NULL;
+}
+
+/* The front-end's mapping of the table now, or NULL. */
+static const u8 *fe_table(struct fe *f)
+{
+	const u8 *p;
+
+	pthread_mutex_lock(&f->block);
+	p = f->table_map;
+	pthread_mutex_unlock(&f->block);
+	return p;
 }
 
 /*
@@ -399,6 +449,11 @@ static int teardown(void **state)
 		close(f->sv[0]);
 	pthread_join(f->thr, NULL);
 	close(f->sv[1]);
+	/* A case that failed while holding the channel lets it go. */
+	pthread_mutex_lock(&f->block);
+	f->hold = false;
+	pthread_cond_broadcast(&f->bcond);
+	pthread_mutex_unlock(&f->block);
 	if (f->bk[0] >= 0)
 		shutdown(f->bk[0], SHUT_RDWR);
 	if (f->bthr_on)
@@ -551,9 +606,10 @@ static void test_config(void **state)
 }
 
 /*
- * The table is mapped read-only at the start; mappings go out as
- * SHMEM_MAP with the file's fd (read-only for a read-only open), come
- * back as SHMEM_UNMAP, an upgrade unmaps first; DESTROY unmaps the rest.
+ * The table is mapped read-only at the INIT that asks for it; mappings
+ * go out as SHMEM_MAP with the file's fd (read-only for a read-only
+ * open), come back as SHMEM_UNMAP, an upgrade unmaps first; DESTROY
+ * unmaps the rest.
  */
 static void test_map_roundtrip(void **state)
 {
@@ -844,13 +900,15 @@ static void test_no_shmem(void **state)
 	handshake(f, 1ull << VQF_VHOST_PF_SHMEM);
 	assert_int_equal(acked(f, VQF_VHOST_GET_SHMEM_CONFIG, NULL, 0, NULL,
 			       0), ENOPROTOOPT);
-	fuse_init(f, 1);
+	/* The guest asks for a table the front-end has no region for. */
+	fuse_init_ask(f);
 	node = lookup_f(f);
 	assert_int_equal(setupmap(f, node, ~0ull, 0, PG, 0, false), -ENOSYS);
 	assert_int_equal(removemap(f, node, 0, PG), -ENOSYS);
 	stats(f, &st);
 	assert_int_equal(st.shm_served + st.shm_unserved, 0);
 	assert_int_equal(st.table_maps, 0);
+	assert_int_equal(st.table_unoffered, 1);
 	assert_int_equal(st.dev.dax_setups + st.dev.dax_refused, 0);
 	assert_int_equal(wait_seen(f, 0), 0);
 }
@@ -869,6 +927,7 @@ static void test_incomplete(void **state)
 	assert_int_equal(st.shm_served, 0);
 	assert_int_equal(st.shm_unserved, 1);
 	assert_int_equal(st.table_maps, 0);
+	assert_int_equal(st.table_unoffered, 1);
 	assert_int_equal(wait_seen(f, 0), 0);
 }
 
@@ -894,8 +953,8 @@ static void test_broken_channel(void **state)
  * gives up after the timeout, the channel counts as broken (a timeout)
  * and the connection ends.  With no version table (prestate), so that
  * the short timeout governs this one mapping only: the table's map at
- * the start, answered by a front-end that a loaded machine may stall,
- * could otherwise time out first.
+ * INIT, answered by a front-end that a loaded machine may stall, could
+ * otherwise time out first.
  */
 static void test_silent_channel(void **state)
 {
@@ -916,11 +975,33 @@ static void test_silent_channel(void **state)
 	assert_int_equal(seen_at(f, 0).req, VQF_VHOST_BACKEND_SHMEM_MAP);
 }
 
+/* An entry with the version extension a guest that asked gets. */
+struct entry_ver {
+	struct fuse_entry_out eo;
+	struct fuse_entryver_out ev;
+};
+
+static struct entry_ver lookup_ver(struct fe *f)
+{
+	struct entry_ver r;
+	struct fuse_out_header oh;
+
+	memset(&r, 0, sizeof(r));
+	oh = fuse_call(f, 1, FUSE_LOOKUP, 1, "f", 2, &r, sizeof(r));
+	assert_int_equal(oh.error, 0);
+	assert_int_equal(oh.len, sizeof(oh) + sizeof(r));
+	assert_true(r.ev.version_index > VQF_VER_ROOT_INDEX);
+	assert_true(r.ev.version_index < f->table_len / sizeof(s64));
+	return r;
+}
+
 /*
- * --version-table's shape: requests through a hub port; the front-end
- * maps the hub's table read-only (a writable mapping of the fd it got is
- * refused) and sees the bump of a guest's change; a stop gives the next
- * session a fresh port, the old one's lookups given back.
+ * --version-table's shape: requests through a hub port; the INIT that
+ * asks for the table is promised it, the front-end having mapped the
+ * hub's table read-only before (a writable mapping of the fd it got is
+ * refused); it sees the bump of a guest's change; a stop unmaps the
+ * table and gives the next session a fresh port, the old one's lookups
+ * given back.
  */
 static void test_hub_table(void **state)
 {
@@ -933,11 +1014,14 @@ static void test_hub_table(void **state)
 	u8 *before;
 	u64 node;
 
-	start(f, 0);
+	rings_create(f, NULL);
+	handshake(f, 0);
+	assert_true(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
+	assert_non_null(fe_table(f));
 	assert_int_equal(wait_seen(f, 1), 1);
-	assert_non_null(__atomic_load_n(&f->table_map, __ATOMIC_ACQUIRE));
 	assert_int_equal(f->table_wmap_err, EACCES);
-	node = lookup_f(f);
+	/* Entries carry their slot now: room for the extension. */
+	node = lookup_ver(f).eo.nodeid;
 	before = malloc(f->table_len);
 	assert_non_null(before);
 	memcpy(before, f->table_map, f->table_len);
@@ -955,6 +1039,186 @@ static void test_hub_table(void **state)
 	vqf_hub_get_stats(f->hub, &hs);
 	assert_int_equal(hs.ports, 1);
 	assert_true(hs.port_forgets >= 1);
+	assert_int_equal(wait_seen(f, 2), 2);
+	assert_int_equal(seen_at(f, 1).req, VQF_VHOST_BACKEND_SHMEM_UNMAP);
+	assert_int_equal(seen_at(f, 1).m.shmid, VQF_VHOST_SHMID_VERSION);
+}
+
+/* An INIT asking for the table, on ring 1, its reply not waited for. */
+struct init_call {
+	u64 unique;
+	u64 out;	/* the reply's guest address */
+};
+
+static struct init_call init_post(struct fe *f)
+{
+	struct fuse_init_in ii = {
+		.major = FUSE_KERNEL_VERSION, .minor = 36,
+		.max_readahead = 65536, .flags = FUSE_INIT_EXT,
+		.flags2 = VQF_FUSE_INIT_SHARED_VERSION,
+	};
+	struct fuse_in_header ih = {
+		.len = sizeof(ih) + sizeof(ii), .opcode = FUSE_INIT,
+		.unique = ++f->unique,
+	};
+	struct vqf_vring_gseg rd, wr;
+	struct init_call c = { .unique = ih.unique };
+	u64 ig = galloc(f, ih.len);
+
+	c.out = galloc(f, sizeof(struct fuse_out_header) +
+		       sizeof(struct fuse_init_out));
+	memcpy(hva(f, ig), &ih, sizeof(ih));
+	memcpy((u8 *)hva(f, ig) + sizeof(ih), &ii, sizeof(ii));
+	rd.addr = ig;
+	rd.len = ih.len;
+	wr.addr = c.out;
+	wr.len = sizeof(struct fuse_out_header) +
+		 sizeof(struct fuse_init_out);
+	assert_int_equal(vqf_vring_drv_add(f->vq[1], &rd, 1, &wr, 1,
+					   (void *)(uintptr_t)ih.unique), 0);
+	assert_int_equal(vqf_eventfd_signal(f->kick[1]), 0);
+	return c;
+}
+
+/* Whether @c's reply is back (it is the only request in flight). */
+static bool init_done(struct fe *f, const struct init_call *c)
+{
+	void *cookie = NULL;
+	u32 len = 0;
+
+	if (vqf_vring_drv_get_buf(f->vq[1], &cookie, &len) != 1)
+		return false;
+	assert_int_equal((uintptr_t)cookie, c->unique);
+	return true;
+}
+
+static struct fuse_init_out init_reply(struct fe *f, const struct init_call *c)
+{
+	struct fuse_out_header oh;
+	struct fuse_init_out io;
+
+	memcpy(&oh, hva(f, c->out), sizeof(oh));
+	assert_int_equal(oh.unique, c->unique);
+	assert_int_equal(oh.error, 0);
+	memcpy(&io, (u8 *)hva(f, c->out) + sizeof(oh), sizeof(io));
+	return io;
+}
+
+static void hold_channel(struct fe *f, bool on)
+{
+	pthread_mutex_lock(&f->block);
+	f->hold = on;
+	pthread_cond_broadcast(&f->bcond);
+	pthread_mutex_unlock(&f->block);
+}
+
+/*
+ * The race a guest with cache=shared lost (it read the table's region
+ * before the front-end had mapped it): the front-end does not read the
+ * back-end channel until either the INIT's reply is back or the back-end
+ * waits for an ack - then the table map's, the only request there can
+ * be.  Then it serves the channel.  An INIT reply that promises the
+ * table must find it mapped already; with the map sent at the start and
+ * not waited for, the reply came while the channel was held, the table
+ * not mapped, every time.  Bounded by FE_WAIT_MS of polling, a hang
+ * guard only.
+ */
+static void test_table_before_promise(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_stats st;
+	struct fuse_init_out io;
+	struct init_call c;
+	const u8 *map = NULL;
+	bool done = false;
+	unsigned int i;
+
+	memset(&st, 0, sizeof(st));
+	hold_channel(f, true);
+	rings_create(f, NULL);
+	handshake(f, 0);
+	c = init_post(f);
+	for (i = 0; i < FE_WAIT_MS / 10; i++) {
+		done = init_done(f, &c);
+		if (done) {
+			map = fe_table(f);
+			break;
+		}
+		vqf_vhost_get_stats(f->vh, &st);
+		if (st.shm.waiting)
+			break;
+		vqf_eventfd_wait(f->call[1], 10);
+	}
+	assert_true(done || st.shm.waiting);
+	hold_channel(f, false);
+	for (i = 0; !done && i < FE_WAIT_MS / 10; i++) {
+		done = init_done(f, &c);
+		if (done)
+			map = fe_table(f);
+		else
+			vqf_eventfd_wait(f->call[1], 10);
+	}
+	assert_true(done);
+	io = init_reply(f, &c);
+	/* The hub promises it (the front-end acked the map)... */
+	assert_true(io.flags2 & VQF_FUSE_INIT_SHARED_VERSION);
+	/* ...and the guest, reading it now, finds it there. */
+	if (!map)
+		fail_msg("INIT promised the table before the front-end "
+			 "mapped it");
+	assert_int_equal(wait_seen(f, 1), 1);
+	assert_int_equal(seen_at(f, 0).req, VQF_VHOST_BACKEND_SHMEM_MAP);
+	assert_int_equal(seen_at(f, 0).m.shmid, VQF_VHOST_SHMID_VERSION);
+	stats(f, &st);
+	assert_int_equal(st.table_maps, 1);
+	assert_int_equal(st.table_unoffered, 0);
+	assert_int_equal(st.shm.waiting, 0);
+	assert_int_equal(st.shm.maps, 1);
+}
+
+/*
+ * The front-end refuses the table's map: the INIT is answered without
+ * the table (and counted), the guest works on without it (entries
+ * without the extension), a stop has no table to unmap, and the next
+ * run's INIT maps it and is promised it.
+ */
+static void test_table_refused(void **state)
+{
+	struct fe *f = *state;
+	struct vqf_vhost_state vs = { .index = 0 };
+	struct vqf_vhost_stats st;
+	u64 v = 0;
+
+	pthread_mutex_lock(&f->block);
+	f->refuse = 1;
+	pthread_mutex_unlock(&f->block);
+	rings_create(f, NULL);
+	handshake(f, 0);
+	assert_false(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
+	assert_null(fe_table(f));
+	lookup_f(f);		/* an entry without the extension */
+	stats(f, &st);
+	assert_int_equal(st.table_unoffered, 1);
+	assert_int_equal(st.table_maps, 0);
+	assert_int_equal(st.shm.map_refused, 1);
+	assert_int_equal(st.shm.breaks, 0);
+	/* A stop, and a restart on the same rings (ring 0's kick again). */
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
+	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v),
+			       &f->kick[0], 1), 0);
+	assert_true(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
+	assert_non_null(fe_table(f));
+	/* The channel is FIFO: no UNMAP of the table went out between. */
+	assert_int_equal(wait_seen(f, 2), 2);
+	assert_int_equal(seen_at(f, 1).req, VQF_VHOST_BACKEND_SHMEM_MAP);
+	assert_int_equal(seen_at(f, 1).m.shmid, VQF_VHOST_SHMID_VERSION);
+	lookup_ver(f);
+	stats(f, &st);
+	assert_int_equal(st.starts, 2);
+	assert_int_equal(st.table_unoffered, 1);
+	assert_int_equal(st.table_maps, 1);
 }
 
 /* ---- the channel by itself, against a front-end that misbehaves ---------- */
@@ -1924,37 +2188,7 @@ static int teardown_cli(void **state)
 /* INIT asking for the version extension; the hub must grant it. */
 static void fuse_init_ver(struct fe *f)
 {
-	struct fuse_init_in ii = {
-		.major = FUSE_KERNEL_VERSION, .minor = 36,
-		.max_readahead = 65536, .flags = FUSE_INIT_EXT,
-		.flags2 = VQF_FUSE_INIT_SHARED_VERSION,
-	};
-	struct fuse_init_out io;
-	struct fuse_out_header oh;
-
-	memset(&io, 0, sizeof(io));
-	oh = fuse_call(f, 1, FUSE_INIT, 0, &ii, sizeof(ii), &io, sizeof(io));
-	assert_int_equal(oh.error, 0);
-	assert_true(io.flags2 & VQF_FUSE_INIT_SHARED_VERSION);
-}
-
-struct entry_ver {
-	struct fuse_entry_out eo;
-	struct fuse_entryver_out ev;
-};
-
-static struct entry_ver lookup_ver(struct fe *f)
-{
-	struct entry_ver r;
-	struct fuse_out_header oh;
-
-	memset(&r, 0, sizeof(r));
-	oh = fuse_call(f, 1, FUSE_LOOKUP, 1, "f", 2, &r, sizeof(r));
-	assert_int_equal(oh.error, 0);
-	assert_int_equal(oh.len, sizeof(oh) + sizeof(r));
-	assert_true(r.ev.version_index > VQF_VER_ROOT_INDEX);
-	assert_true(r.ev.version_index < f->table_len / sizeof(s64));
-	return r;
+	assert_true(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
 }
 
 static s64 slot(const struct fe *f, u64 index)
@@ -1995,8 +2229,7 @@ static void test_cli_guests(void **state)
 		handshake(f, 0);
 		fuse_init_ver(f);
 		assert_true(wait_seen(f, 1) >= 1);
-		assert_non_null(__atomic_load_n(&f->table_map,
-						__ATOMIC_ACQUIRE));
+		assert_non_null(fe_table(f));
 		assert_int_equal(f->table_wmap_err, EACCES);
 	}
 	ea = lookup_ver(a);
@@ -2139,6 +2372,10 @@ int main(int argc, char **argv)
 							 setup, teardown,
 							 &short_timeout),
 		cmocka_unit_test_setup_teardown(test_hub_table, setup_hub,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_table_before_promise,
+						setup_hub, teardown),
+		cmocka_unit_test_setup_teardown(test_table_refused, setup_hub,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
 						teardown_cli),
