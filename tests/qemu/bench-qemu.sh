@@ -79,6 +79,20 @@ fi
 # VQF_BENCH_CPU=N pins the workload to guest CPU N (where the request
 # queue's interrupt lands matters: see "# irq:" in the console log).
 pin=${VQF_BENCH_CPU:+taskset -c $VQF_BENCH_CPU}
+
+# VQF_BENCH_STAGES=1: after each driver's timed smallfile run, a second,
+# traced one (a fresh folder) gives the per-stage breakdown of its
+# synchronous requests (guest-lib.sh's vqf_stage_start/_report): medians
+# in microseconds of the guest's mono clock, per phase and stage, and the
+# difference vqfuse - virtiofs.  The timed runs stay untraced.
+stages=:
+if [ "${VQF_BENCH_STAGES:-0}" = 1 ]; then
+	stages="if [ \$fs != 9p ]; then
+		vqf_stage_start \$fs &&
+		$pin vqf-bench smallfile \$MNT/st-\$fs-\$r $n >/dev/null &&
+		vqf_stage_report \"\$fs \$r\" || exit 1
+	fi"
+fi
 # Even rounds run the filesystems in reverse order, so that none always
 # runs first (after the previous round's unmount) or last.
 rfss=
@@ -93,6 +107,7 @@ while [ \$r -le $rounds ]; do
 		$trace_on
 		$pin vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
 		$trace_off
+		$stages
 		$pin vqf-bench seqread \$MNT/seq64.bin || exit 1
 		if [ \$fs = vqfuse ]; then vqf_vqfuse_counters; fi
 		grep -E 'CPU|virtio' /proc/interrupts | sed 's/^/# irq: /'
@@ -180,4 +195,66 @@ END {
 		printf " %6.2fx\n", med
 	}
 }' "$W/console.txt" | tee "$W/table.txt"
+
+# The guest's CPU time per operation (vqf-bench's cpu_us_op: every CPU,
+# the interrupt and completion work included), median over the rounds;
+# and with VQF_BENCH_STAGES=1 the stage medians (median over the rounds
+# of each round's median).
+awk -v fss="$fss" '
+function med(key,    n, i, j, a, t) {
+	n = split(vals[key], a, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+		}
+	return !n ? "" : n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function add(key, v) { vals[key] = vals[key] (key in vals ? " " : "") v }
+/^VQF-BENCH-FS / { fs = $2; next }
+/^BENCH smallfile / && $7 ~ /^cpu_us_op=/ {
+	split($7, v, "="); if (v[2] >= 0) add("cpu" SUBSEP fs SUBSEP $3, v[2])
+	next
+}
+/^VQF-STAGE / { add("st" SUBSEP $2 SUBSEP $4 SUBSEP $5, $6); stages = 1; next }
+/^VQF-STAGE-KEPT / {
+	key = $2 SUBSEP $4
+	kept[key] += $5; dropped[key] += $6; xcpu[key] += $7
+}
+END {
+	nm = split("create stat read append rename delete all", m, " ")
+	if (("cpu" SUBSEP "vqfuse" SUBSEP "all") in vals &&
+	    ("cpu" SUBSEP "virtiofs" SUBSEP "all") in vals) {
+		printf "\n%-14s %9s %9s %11s\n", "guest CPU", "vqfuse",
+		       "virtiofs", "vqfuse/vfs"
+		for (j = 1; j <= nm; j++) {
+			a = med("cpu" SUBSEP "vqfuse" SUBSEP m[j])
+			b = med("cpu" SUBSEP "virtiofs" SUBSEP m[j])
+			printf "%-14s %9.1f %9.1f %10.2fx\n", m[j] " us/op",
+			       a, b, b ? a / b : 0
+		}
+	}
+	if (!stages)
+		exit
+	ns = split("core enqueue kick device irq complete wake total", st, " ")
+	nf = split(fss, f, " ")
+	printf "\nstages, us (medians)%10s", ""
+	for (k = 1; k <= ns; k++) printf " %8s", st[k]
+	printf " %8s %8s\n", "kept", "xcpu"
+	for (j = 1; j < nm; j++) {
+		for (i = 1; i <= nf; i++) {
+			key = "st" SUBSEP f[i] SUBSEP m[j] SUBSEP "total"
+			if (!(key in vals))
+				continue
+			printf "%-8s %-21s", m[j], f[i]
+			for (k = 1; k <= ns; k++)
+				printf " %8s", med("st" SUBSEP f[i] SUBSEP \
+						   m[j] SUBSEP st[k])
+			key = f[i] SUBSEP m[j]
+			printf " %3d/%-4d %8d\n", kept[key],
+			       kept[key] + dropped[key], xcpu[key]
+		}
+	}
+	printf "(kept: requests with no other request in their span, " \
+	       "of all; xcpu: of those, completed on another CPU)\n"
+}' "$W/console.txt" | tee -a "$W/table.txt"
 rm -rf "$W/shared" "$W/initramfs"

@@ -652,6 +652,125 @@ vqf_trace_counts()
 	unset VQF_BENCH_MARK
 }
 
+# vqf_stage_start FS / vqf_stage_report TAG: where a request's time goes
+# inside the guest (bench-qemu.sh, VQF_BENCH_STAGES=1).  Kprobes with the
+# mono clock (one clock for every CPU: the completion work may run on
+# another CPU than the caller) on the points every synchronous request of
+# either driver passes, in order:
+#   S  fuse core takes the request        (__)fuse_simple_request
+#   Q  the transport gets it              virtio_fs_enqueue_req / vqfk_enqueue_req
+#   K  the kick (doorbell) starts, k ends virtqueue_notify, its return
+#   I  the used-ring interrupt            vring_interrupt
+#   W  the completion work starts         virtio_fs_requests_done_work / vqfk_...
+#   E  the reply is handed to fuse core   fuse_request_end
+#   R  the caller has its answer          return of (__)fuse_simple_request
+# Stages: core (S-Q: fuse core's request setup, queueing), enqueue (Q-K:
+# argbuf, sg list, ring add), kick (K-k), device (k-I: the host's time,
+# daemon included), irq (I-W: interrupt to work), complete (W-E: used
+# ring, reply validation and copy), wake (E-R: fuse_request_end, wake-up,
+# the caller's return), total (S-R).  A request whose span holds another
+# request's events (a background RELEASE, a FORGET on hiprio) is left
+# out, so every stage is a single request's; how many were kept shows,
+# and of those how many completed on another CPU than the caller's (its
+# wake-up is then an IPI).
+# The probes cost the same on both drivers (the same eight per request),
+# so compare the drivers, not these figures with untraced ones.
+vqf_stage_start()
+{
+	T=$VQF_TRACE
+	grep -q " $T " /proc/mounts || mount -t tracefs nodev $T || return 1
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo >$T/kprobe_events
+	echo mono >$T/trace_clock 2>/dev/null || echo global >$T/trace_clock
+	echo 16384 >$T/buffer_size_kb
+	sync=fuse_simple_request
+	grep -qE ' __fuse_simple_request([[:space:]]|$)' /proc/kallsyms &&
+		sync=__fuse_simple_request
+	case $1 in
+	vqfuse) q=vqfk_enqueue_req w=vqfk_requests_done_work ;;
+	*) q=virtio_fs_enqueue_req w=virtio_fs_requests_done_work ;;
+	esac
+	for p in "p:vqfS $sync" "r:vqfR $sync" "p:vqfQ $q" \
+		 "p:vqfK virtqueue_notify" "r:vqfk virtqueue_notify" \
+		 "p:vqfI vring_interrupt" "p:vqfW $w" "p:vqfE fuse_request_end"; do
+		echo "$p" >>$T/kprobe_events 2>/dev/null ||
+			echo "# stage probe not placed: $p"
+	done
+	echo 1 >$T/events/kprobes/enable && echo 1 >$T/tracing_on || return 1
+	export VQF_BENCH_MARK=$T/trace_marker
+}
+
+vqf_stage_report()
+{
+	T=$VQF_TRACE
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/kprobes/enable
+	unset VQF_BENCH_MARK
+	d=/tmp/vqf-stage
+	rm -rf $d
+	mkdir -p $d
+	grep -q 'lost\|overrun' $T/per_cpu/cpu0/stats 2>/dev/null &&
+		grep -H 'overrun' $T/per_cpu/cpu*/stats | sed 's/^/# stage: /'
+	awk -v d=$d -v tag="$1" '
+	function put(st, v) { print v >> (d "/" ph "." st) }
+	/tracing_mark_write: vqf-phase/ { ph = $NF; open_ = 0; next }
+	ph == "" || ph == "end" { next }
+	{
+		ev = ""
+		for (i = 1; i < NF; i++)
+			if ($i ~ /^\[[0-9]+\]$/)
+				cpu = $i
+			else if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+				t = substr($i, 1, length($i) - 1) * 1000000
+				ev = $(i + 1)
+				break
+			}
+		if (ev !~ /^vqf[SRQKkIWE]:$/) next
+		e = substr(ev, 4, 1)
+	}
+	e == "S" { if (open_) dropped[ph]++; open_ = 1
+		   split("", at); split("", cnt); at["S"] = t; scpu = cpu
+		   next }
+	!open_ { next }
+	e == "W" && !("W" in at) { wcpu = cpu }
+	e != "R" { cnt[e]++; if (!(e in at)) at[e] = t; next }
+	{
+		open_ = 0
+		ok = cnt["Q"] == 1 && cnt["K"] == 1 && cnt["I"] == 1 &&
+		     cnt["W"] == 1 && cnt["E"] == 1 && cnt["k"] <= 1
+		if (ok) ok = at["S"] <= at["Q"] && at["Q"] <= at["K"] &&
+			     at["K"] <= at["I"] && at["I"] <= at["W"] &&
+			     at["W"] <= at["E"] && at["E"] <= t
+		if (!ok) { dropped[ph]++; next }
+		kend = ("k" in at) && at["k"] < at["I"] ? at["k"] : at["I"]
+		put("core", at["Q"] - at["S"])
+		put("enqueue", at["K"] - at["Q"])
+		put("kick", kend - at["K"])
+		put("device", at["I"] - kend)
+		put("irq", at["W"] - at["I"])
+		put("complete", at["E"] - at["W"])
+		put("wake", t - at["E"])
+		put("total", t - at["S"])
+		kept[ph]++
+		if (wcpu != scpu)
+			xcpu[ph]++
+	}
+	END { for (p in kept) print "VQF-STAGE-KEPT", tag, p, kept[p],
+				   dropped[p] + 0, xcpu[p] + 0 }
+	' $T/trace
+	for f in $d/*; do
+		[ -f "$f" ] || continue
+		b=${f##*/}
+		n=$(wc -l <"$f")
+		m=$(sort -n "$f" | awk -v n="$n" 'NR == int((n + 1) / 2) { print; exit }')
+		echo "VQF-STAGE $1 ${b%%.*} ${b#*.} $m $n"
+	done
+	rm -rf $d
+	echo >$T/trace
+	echo >$T/kprobe_events
+}
+
 # vqf_wait_or_dump PID SECONDS: wait for PID; if it still runs after
 # SECONDS (far beyond any normal run: work is bounded by operations), dump
 # what a hang needs (vqfuse's queues: a request in flight without a reply
