@@ -46,30 +46,18 @@ trap 'vqf_stop_virtiofsd' EXIT INT TERM
 "$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/seq64.bin" 64 || exit 1
 
 # VQF_BENCH_TRACE=1: count the FUSE requests of each smallfile phase
-# (kprobes on fuse_simple_request/_background, by opcode; FORGETs are not
-# counted) and print them as "VQF-OPS FS PHASE OPCODE COUNT" lines.  The
-# probes slow every request: use it for counts, not for timings.
+# (guest-lib.sh's vqf_trace_start: kprobes on (__)fuse_simple_request and
+# fuse_simple_background, by opcode; FORGETs are not counted) and print
+# them as "VQF-OPS FS PHASE OPCODE COUNT" lines.  The probes slow every
+# request: use it for counts, not for timings.
 trace_on=:
 trace_off=:
 if [ "${VQF_BENCH_TRACE:-0}" = 1 ]; then
-	T=/sys/kernel/tracing
 	trace_on="if [ \$fs != 9p ]; then
-		grep -q ' $T ' /proc/mounts || mount -t tracefs nodev $T
-		echo 0 >$T/tracing_on; echo >$T/trace
-		echo 8192 >$T/buffer_size_kb
-		echo 'p:vqfsync fuse_simple_request op=+8(%si):u32' >>$T/kprobe_events
-		echo 'p:vqfbg fuse_simple_background op=+8(%si):u32' >>$T/kprobe_events
-		echo 1 >$T/events/kprobes/enable; echo 1 >$T/tracing_on
-		export VQF_BENCH_MARK=$T/trace_marker
+		vqf_trace_start && echo 8192 >\$T/buffer_size_kb || exit 1
 	fi"
 	trace_off="if [ \$fs != 9p ]; then
-		unset VQF_BENCH_MARK
-		echo 0 >$T/tracing_on; echo 0 >$T/events/kprobes/enable
-		awk -v fs=\$fs '/tracing_mark_write: vqf-phase/ { ph = \$NF; next }
-			/ vqf(sync|bg): / && ph != \"\" && ph != \"end\" {
-				split(\$NF, o, \"=\"); c[ph \" \" o[2]]++ }
-			END { for (k in c) print \"VQF-OPS\", fs, k, c[k] }' $T/trace
-		echo >$T/trace; echo >$T/kprobe_events
+		vqf_trace_counts | sed \"s/^VQF-OPS /VQF-OPS \$fs /\"
 	fi"
 fi
 

@@ -620,12 +620,28 @@ vqf_kill_scenario()
 # fuse_simple_request/_background: the opcode is at offset 8 of fuse_args).
 # Prints "VQF-OPS PHASE OPCODE COUNT" lines.
 VQF_TRACE=/sys/kernel/tracing
-vqf_trace_start()
+
+# vqf_trace_prep / vqf_trace_stop: tracefs mounted, tracing off and the
+# buffer empty; and tracing and the kprobes off again, the marker unset.
+vqf_trace_prep()
 {
 	T=$VQF_TRACE
 	grep -q " $T " /proc/mounts || mount -t tracefs nodev $T || return 1
 	echo 0 >$T/tracing_on
 	echo >$T/trace
+}
+
+vqf_trace_stop()
+{
+	T=$VQF_TRACE
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/kprobes/enable
+	unset VQF_BENCH_MARK
+}
+
+vqf_trace_start()
+{
+	vqf_trace_prep || return 1
 	# 6.12: fuse_simple_request() is an inline around
 	# __fuse_simple_request(idmap, fm, args): args in the third register
 	if grep -qE ' __fuse_simple_request([[:space:]]|$)' /proc/kallsyms; then
@@ -640,16 +656,13 @@ vqf_trace_start()
 
 vqf_trace_counts()
 {
-	T=$VQF_TRACE
-	echo 0 >$T/tracing_on
-	echo 0 >$T/events/kprobes/enable
+	vqf_trace_stop
 	awk '/tracing_mark_write: vqf-phase/ { ph = $NF; next }
 		/ vqf(sync|bg): / && ph != "" && ph != "end" {
 			split($NF, o, "="); c[ph " " o[2]]++ }
 		END { for (k in c) print "VQF-OPS " k " " c[k] }' $T/trace | sort
 	echo >$T/trace
 	echo >$T/kprobe_events
-	unset VQF_BENCH_MARK
 }
 
 # vqf_stage_start FS / vqf_stage_report TAG: where a request's time goes
@@ -677,10 +690,7 @@ vqf_trace_counts()
 # so compare the drivers, not these figures with untraced ones.
 vqf_stage_start()
 {
-	T=$VQF_TRACE
-	grep -q " $T " /proc/mounts || mount -t tracefs nodev $T || return 1
-	echo 0 >$T/tracing_on
-	echo >$T/trace
+	vqf_trace_prep || return 1
 	echo >$T/kprobe_events
 	echo mono >$T/trace_clock 2>/dev/null || echo global >$T/trace_clock
 	echo 16384 >$T/buffer_size_kb
@@ -703,10 +713,7 @@ vqf_stage_start()
 
 vqf_stage_report()
 {
-	T=$VQF_TRACE
-	echo 0 >$T/tracing_on
-	echo 0 >$T/events/kprobes/enable
-	unset VQF_BENCH_MARK
+	vqf_trace_stop
 	d=/tmp/vqf-stage
 	rm -rf $d
 	mkdir -p $d
