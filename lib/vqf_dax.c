@@ -203,6 +203,7 @@ int vqf_dax_window_init(struct vqf_dax_window *w,
 			   VQF_DAX_RECLAIM_CHUNK_DEFAULT;
 	w->direct_retries = cfg->direct_retries ? cfg->direct_retries :
 			    VQF_DAX_DIRECT_RETRIES_DEFAULT;
+	vqf_dax_policy_default(&w->policy, rsize);
 	dl_init(&w->free_list);
 	dl_init(&w->busy_list);
 	for (i = 0; i < n; i++) {
@@ -222,6 +223,7 @@ void vqf_dax_inode_init(struct vqf_dax_inode *di, u64 nodeid, u64 fh)
 	vqf_itree_init(&di->tree);
 	di->nodeid = nodeid;
 	di->fh = fh;
+	memset(&di->pol, 0, sizeof(di->pol));
 }
 
 void vqf_dax_stats_read(struct vqf_dax_window *w, struct vqf_dax_stats *out)
@@ -229,6 +231,121 @@ void vqf_dax_stats_read(struct vqf_dax_window *w, struct vqf_dax_stats *out)
 	w_lock(w);
 	*out = w->stats;
 	w_unlock(w);
+}
+
+/* ---- dax=auto policy (see DAX POLICY in vqf_dax.h) ---- */
+
+void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size)
+{
+	memset(p, 0, sizeof(*p));
+	p->small_size = range_size / VQF_DAX_POL_SMALL_DIV_DEFAULT;
+	p->small_uses = VQF_DAX_POL_SMALL_USES_DEFAULT;
+	p->used_bytes = range_size / VQF_DAX_POL_USED_DIV_DEFAULT;
+	p->thrash_min = VQF_DAX_POL_THRASH_MIN_DEFAULT;
+	p->thrash_pct = VQF_DAX_POL_THRASH_PCT_DEFAULT;
+	p->sample = VQF_DAX_POL_SAMPLE_DEFAULT;
+	p->backoff = VQF_DAX_POL_BACKOFF_DEFAULT;
+	p->backoff_shift_max = VQF_DAX_POL_SHIFT_MAX_DEFAULT;
+}
+
+int vqf_dax_window_set_policy(struct vqf_dax_window *w,
+			      const struct vqf_dax_policy *p)
+{
+	if (p->thrash_pct > 100 || !p->thrash_min || !p->sample ||
+	    p->backoff_shift_max > 32)
+		return -EINVAL;
+	w_lock(w);
+	w->policy = *p;
+	w_unlock(w);
+	return 0;
+}
+
+void vqf_dax_inode_policy(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			  struct vqf_dax_pstate *out)
+{
+	w_lock(w);
+	*out = di->pol;
+	w_unlock(w);
+}
+
+/*
+ * Enough of the inode's recent setups were reclaimed unused.  64-bit
+ * products: the counts saturate at U32_MAX, the percentages are <= 100.
+ */
+static bool dax_pol_thrashing(const struct vqf_dax_policy *p,
+			      const struct vqf_dax_pstate *s)
+{
+	return p->thrash_pct && s->wasted >= p->thrash_min &&
+	       (u64)s->wasted * 100 >= (u64)p->thrash_pct * s->setups;
+}
+
+/* A SETUPMAPPING for the inode went through: its sample moves on. */
+static void dax_pol_setup_locked(const struct vqf_dax_policy *p,
+				 struct vqf_dax_pstate *s)
+{
+	if (s->setups < DAX_U32_MAX)
+		s->setups++;
+	if (s->setups < p->sample)
+		return;
+	/* a sample that ended without thrash earns back one level */
+	if (!dax_pol_thrashing(p, s) && s->level)
+		s->level--;
+	s->setups /= 2;
+	s->wasted /= 2;
+}
+
+static u64 dax_pol_backoff(const struct vqf_dax_policy *p, u8 level, u64 now)
+{
+	u32 shift = level < p->backoff_shift_max ? level :
+		    p->backoff_shift_max;
+	u64 len = p->backoff;
+
+	if (shift >= 64 || len > (DAX_U64_MAX >> shift))
+		return DAX_U64_MAX;
+	len <<= shift;
+	return len > DAX_U64_MAX - now ? DAX_U64_MAX : now + len;
+}
+
+enum vqf_dax_why vqf_dax_policy_decide(const struct vqf_dax_policy *p,
+				       const struct vqf_dax_pstate *cur,
+				       const struct vqf_dax_hint *h,
+				       struct vqf_dax_pstate *next)
+{
+	struct vqf_dax_pstate s = *cur;
+	enum vqf_dax_why why = VQF_DAX_WHY_WINDOW;
+
+	if (s.uses < DAX_U32_MAX)
+		s.uses++;
+	if (h->flags & VQF_DAX_HINT_MMAP) {
+		why = VQF_DAX_WHY_MMAP;
+		goto out;
+	}
+	if (s.backed) {
+		if (h->now < s.until) {
+			why = VQF_DAX_WHY_BACKOFF;
+			goto out;
+		}
+		/* probation: what was wasted meanwhile was mapped before */
+		s.backed = false;
+		s.setups = 0;
+		s.wasted = 0;
+	}
+	if (dax_pol_thrashing(p, &s)) {
+		s.until = dax_pol_backoff(p, s.level, h->now);
+		s.backed = true;
+		if (s.level < 0xff)
+			s.level++;
+		s.setups = 0;
+		s.wasted = 0;
+		why = VQF_DAX_WHY_THRASH;
+		goto out;
+	}
+	if (p->small_size && h->size < p->small_size &&
+	    cur->uses < p->small_uses)
+		why = VQF_DAX_WHY_SMALL;
+out:
+	*next = s;
+	return why;
 }
 
 /* ---- state transitions, all under W ---- */
@@ -261,6 +378,7 @@ static void dax_put_free_locked(struct vqf_dax_window *w,
 {
 	r->inode = NULL;
 	r->writable = false;
+	r->used = false;
 	r->refcnt = 0;
 	r->state = VQF_DAX_FREE;
 	dl_add_tail(&r->link, &w->free_list);
@@ -278,6 +396,7 @@ static void dax_make_busy_locked(struct vqf_dax_window *w,
 	r->state = VQF_DAX_BUSY;
 	dl_add_tail(&r->link, &w->busy_list);
 	w->nr_busy++;
+	dax_pol_setup_locked(&w->policy, &di->pol);
 }
 
 /* BUSY -> DETACHED; M(owner) exclusive (or eviction). */
@@ -307,6 +426,8 @@ static int dax_ref(struct vqf_dax_window *w, struct vqf_dax_range *r,
 		return -EOVERFLOW;
 	}
 	r->refcnt++;
+	/* every reference after the one of its setup is a use */
+	r->used = true;
 	dl_move_tail(&r->link, &w->busy_list);
 	if (hit)
 		w->stats.hits++;
@@ -393,6 +514,12 @@ static int dax_teardown_locked(struct vqf_dax_window *w,
 		w->stats.skipped_in_use++;
 		w_unlock(w);
 		return -EBUSY;
+	}
+	/* only reclaim comes here: pressure took a range never reused */
+	if (!r->used) {
+		w->stats.wasted++;
+		if (di->pol.wasted < DAX_U32_MAX)
+			di->pol.wasted++;
 	}
 	dax_detach_busy_locked(w, r);
 	w_unlock(w);
@@ -571,8 +698,10 @@ static int dax_map_existing(struct vqf_dax_window *w,
 	return ret;
 }
 
+/* @used: the access setting it up already paid for it (DAX POLICY) */
 static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
-		       u64 pos, unsigned int flags, struct vqf_dax_map *map)
+		       u64 pos, unsigned int flags, bool used,
+		       struct vqf_dax_map *map)
 {
 	u64 rsize = vqf_dax_range_size(w), start = pos & ~(rsize - 1);
 	bool writable = flags & VQF_DAX_MAP_WRITE;
@@ -621,6 +750,7 @@ static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	vqf_itree_insert(&di->tree, &r->itn);
 	w_lock(w);
 	dax_make_busy_locked(w, r, di);
+	r->used = used;
 	w->stats.setups++;
 	w_unlock(w);
 	dax_fill_map(w, r, pos, map);
@@ -628,9 +758,49 @@ static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	return 0;
 }
 
-int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
-		      u64 pos, unsigned int flags, struct vqf_dax_map *map)
+/*
+ * The policy's decision for unmapped bytes of @di, its state updated and
+ * the decision counted, all under W.  Returns true to map; *@used says
+ * whether the access alone pays for the mapping.
+ */
+static bool dax_pol_consult(struct vqf_dax_window *w,
+			    struct vqf_dax_inode *di,
+			    const struct vqf_dax_hint *hint, bool *used)
 {
+	enum vqf_dax_why why;
+	u64 *counter;
+
+	w_lock(w);
+	*used = w->policy.used_bytes && hint->len >= w->policy.used_bytes;
+	why = vqf_dax_policy_decide(&w->policy, &di->pol, hint, &di->pol);
+	switch (why) {
+	case VQF_DAX_WHY_MMAP:
+		counter = &w->stats.pol_mmap;
+		break;
+	case VQF_DAX_WHY_SMALL:
+		counter = &w->stats.pol_small;
+		break;
+	case VQF_DAX_WHY_THRASH:
+		counter = &w->stats.pol_thrash;
+		break;
+	case VQF_DAX_WHY_BACKOFF:
+		counter = &w->stats.pol_backoff;
+		break;
+	default:
+		counter = &w->stats.pol_window;
+		break;
+	}
+	(*counter)++;
+	w_unlock(w);
+	return !vqf_dax_why_fuse(why);
+}
+
+static int dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 u64 pos, unsigned int flags,
+			 const struct vqf_dax_hint *hint,
+			 struct vqf_dax_map *map)
+{
+	bool used = false;
 	int ret;
 
 	map->range = NULL;
@@ -640,10 +810,34 @@ int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 		return -EFBIG;
 	do {
 		ret = dax_map_existing(w, di, pos, flags, map);
-		if (ret == -ENOENT)
-			ret = dax_map_new(w, di, pos, flags, map);
+		if (ret != -ENOENT)
+			continue;
+		/*
+		 * Asked once per call, only where a SETUPMAPPING would go
+		 * out: a hit never costs more than a READ would.
+		 */
+		if (hint) {
+			if (!dax_pol_consult(w, di, hint, &used))
+				return VQF_DAX_USE_FUSE;
+			hint = NULL;
+		}
+		ret = dax_map_new(w, di, pos, flags, used, map);
 	} while (ret == DAX_AGAIN);
 	return ret;
+}
+
+int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+		      u64 pos, unsigned int flags, struct vqf_dax_map *map)
+{
+	return dax_map_begin(w, di, pos, flags, NULL, map);
+}
+
+int vqf_dax_map_begin_auto(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			   u64 pos, unsigned int flags,
+			   const struct vqf_dax_hint *hint,
+			   struct vqf_dax_map *map)
+{
+	return dax_map_begin(w, di, pos, flags, hint, map);
 }
 
 int vqf_dax_wait_free(struct vqf_dax_window *w)

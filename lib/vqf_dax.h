@@ -111,6 +111,28 @@ struct vqf_dax_range {
 	u32 refcnt;			/* W: in-flight users */
 	u8 state;			/* W: enum vqf_dax_range_state */
 	bool writable;			/* M(inode): mapped with FLAG_WRITE */
+	bool used;			/* W: a hit since its SETUPMAPPING */
+};
+
+/**
+ * struct vqf_dax_pstate - what the dax=auto policy remembers of one inode
+ * (see DAX POLICY below).  All under W.
+ * @until: while @backed, the caller's clock value the backoff ends at.
+ * @setups: ranges set up for the inode in the current sample.
+ * @wasted: ranges of the inode reclaimed under pressure (background or
+ *	direct) with no use after their SETUPMAPPING, in the current sample.
+ * @uses: policy decisions made for the inode (saturating).
+ * @level: consecutive thrash verdicts; the next backoff is
+ *	backoff << min(level, backoff_shift_max).
+ * @backed: the inode is backing off (its unmapped bytes go through FUSE).
+ */
+struct vqf_dax_pstate {
+	u64 until;
+	u32 setups;
+	u32 wasted;
+	u32 uses;
+	u8 level;
+	bool backed;
 };
 
 /*
@@ -121,6 +143,7 @@ struct vqf_dax_inode {
 	struct vqf_itree_root tree;	/* M: this inode's BUSY ranges */
 	u64 nodeid;			/* fuse_in_header.nodeid */
 	u64 fh;				/* setupmapping_in.fh; ~0 = none */
+	struct vqf_dax_pstate pol;	/* W: dax=auto policy state */
 };
 
 /**
@@ -209,6 +232,106 @@ struct vqf_dax_config {
 	u32 direct_retries;
 };
 
+/*
+ * DAX POLICY (dax=auto)
+ *
+ * dax=always maps every byte it reads or writes: a range is a SETUPMAPPING
+ * now and a REMOVEMAPPING later, two round trips that only pay if the
+ * mapping is then used more than a FUSE READ/WRITE of the same bytes
+ * would have cost.  Two cases where it never is:
+ *
+ *   thrash      the inode's working set does not fit in the window
+ *               (random 4 KiB reads over a file larger than it): ranges
+ *               are reclaimed before anybody touches them again, so every
+ *               read costs a SETUPMAPPING, a REMOVEMAPPING and a first
+ *               touch of the window instead of one READ;
+ *   small once  a file smaller than a fraction of a range, read once:
+ *               one READ against a mapping and its teardown.
+ *
+ * vqf_dax_map_begin_auto() asks the policy only where vqf_dax_map_begin()
+ * would send a SETUPMAPPING: bytes already mapped are used as they are
+ * (a hit is always cheaper than a round trip), so a backed-off inode keeps
+ * using what it still has mapped.  The policy answers "map" or "FUSE";
+ * FUSE means the caller serves those bytes with READ/WRITE and caches
+ * nothing in the guest (the window and a page cache would be two guest
+ * copies of one host page), i.e. as direct I/O.  That is also why
+ * O_DIRECT does not enter the decision: a DAX inode's I/O is direct
+ * either way (upstream ignores IOCB_DIRECT on DAX inodes).
+ *
+ * Invariants, and why:
+ *
+ *  - A shared mapping (mmap, a fault: VQF_DAX_HINT_MMAP) always maps.
+ *    The window is what makes MAP_SHARED coherent with the host and
+ *    other guests; there is no FUSE fallback for a page-table entry.
+ *
+ *  - The decision is vqf_dax_policy_decide(): a pure function of the
+ *    policy (window), the inode's state and the caller's hint, which also
+ *    returns the inode's next state.  lib has no clock: hint->now is
+ *    any counter the caller advances (operations, jiffies); backoffs are
+ *    measured in its units.  The events that feed the state happen
+ *    where lib already holds W: a SETUPMAPPING made (@setups), a use
+ *    (range->used), a range reclaimed under pressure (@wasted if it was
+ *    never used).  Truncation and eviction are not pressure and count
+ *    nothing.
+ *
+ *  - A range is used when a reference is taken on it after its setup
+ *    (a hit, an upgrade), or when the access that set it up moved at
+ *    least used_bytes (hint->len): one READ would not have been cheaper
+ *    than that mapping either (FUSE moves at most max_read per round
+ *    trip, and DAX copies once).  So a file streamed through a window
+ *    smaller than itself - touched range_size / I/O size times per
+ *    range, or in large I/Os - never wastes a range and never backs off:
+ *    that case pays (one SETUPMAPPING per range, not per read).
+ *
+ *  - Thrash: at least thrash_min ranges wasted and wasted * 100 >=
+ *    thrash_pct * setups.
+ *
+ *  - The sample fades: every `sample` setups both counts halve, so a
+ *    verdict speaks of recent behaviour; a sample that ends below the
+ *    ratio lowers @level by one.
+ *
+ *  - Backoff: a verdict starts a backoff of backoff << min(level,
+ *    backoff_shift_max) clock units and raises @level (exponential on
+ *    repeated thrash).  When it ends the inode maps again with a fresh
+ *    sample (what was wasted during the backoff was mapped before it).
+ *
+ *  - Small files: an inode whose size is below small_size has its first
+ *    small_uses decisions answered FUSE; only reuse maps.  The count is
+ *    the inode's (it lives as long as the inode is cached), so a file
+ *    opened and read again later maps.
+ *
+ *  - dax=always does not call the policy at all (vqf_dax_map_begin()):
+ *    its meaning is unchanged, and the hits and wasted ranges are still
+ *    counted, so its stats show what auto would have seen.
+ */
+
+/**
+ * struct vqf_dax_policy - dax=auto thresholds; vqf_dax_policy_default()
+ * fills them, vqf_dax_window_set_policy() installs them.
+ * @small_size: a file below this many bytes is small (0: no small-file
+ *	rule).
+ * @small_uses: decisions a small file is served through FUSE before it
+ *	maps (0: no small-file rule).
+ * @used_bytes: an access that sets a range up and moves at least this
+ *	many bytes (hint->len) makes it used at once (0: only reuse does).
+ * @thrash_min: wasted ranges needed before a thrash verdict (at least 1).
+ * @thrash_pct: ... and at least this percentage of the setups (1..100;
+ *	0: never back off).
+ * @sample: setups after which @setups and @wasted halve (at least 1).
+ * @backoff: the first backoff, in units of the caller's clock (hint->now).
+ * @backoff_shift_max: a backoff is at most backoff << this (at most 32).
+ */
+struct vqf_dax_policy {
+	u64 small_size;
+	u64 used_bytes;
+	u32 small_uses;
+	u32 thrash_min;
+	u32 thrash_pct;
+	u32 sample;
+	u64 backoff;
+	u32 backoff_shift_max;
+};
+
 /* Counters, all under W; read a consistent copy with vqf_dax_stats_read(). */
 struct vqf_dax_stats {
 	u64 hits;		/* map_begin found a usable mapping */
@@ -231,6 +354,13 @@ struct vqf_dax_stats {
 	u64 nowait_again;	/* VQF_DAX_MAP_NOWAIT answered -EAGAIN */
 	u64 evict_in_use;	/* evict found a referenced range (caller bug) */
 	u64 ref_overflow;	/* map_begin refused: refcnt saturated */
+	/* dax=auto (vqf_dax_map_begin_auto()), per decision: */
+	u64 pol_window;		/* unmapped bytes: map them */
+	u64 pol_mmap;		/* ... map them: a shared mapping needs it */
+	u64 pol_small;		/* ... FUSE: small file, not reused yet */
+	u64 pol_thrash;		/* ... FUSE: thrash found, backoff started */
+	u64 pol_backoff;	/* ... FUSE: backoff still running */
+	u64 wasted;		/* ranges reclaimed with no hit since setup */
 };
 
 /*
@@ -251,6 +381,7 @@ struct vqf_dax_window {
 	u32 nr_free;			/* W to write, READ_ONCE to peek */
 	u32 nr_busy;			/* W */
 	struct vqf_dax_stats stats;	/* W */
+	struct vqf_dax_policy policy;	/* W to write */
 };
 
 /* vqf_dax_map_begin() flags */
@@ -414,6 +545,101 @@ int vqf_dax_window_check(struct vqf_dax_window *w, const char **why);
  */
 int vqf_dax_inode_check(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 			const char **why);
+
+/* ---- dax=auto: the policy (see DAX POLICY) ---- */
+
+/* Defaults; chosen with bench-dax's auto rows (docs/dax.md, "Policy"). */
+#define VQF_DAX_POL_SMALL_DIV_DEFAULT	4	/* small: < range_size / 4 */
+#define VQF_DAX_POL_SMALL_USES_DEFAULT	1
+#define VQF_DAX_POL_USED_DIV_DEFAULT	2	/* used: >= range_size / 2 */
+#define VQF_DAX_POL_THRASH_MIN_DEFAULT	8
+#define VQF_DAX_POL_THRASH_PCT_DEFAULT	50
+#define VQF_DAX_POL_SAMPLE_DEFAULT	64
+#define VQF_DAX_POL_BACKOFF_DEFAULT	1024
+#define VQF_DAX_POL_SHIFT_MAX_DEFAULT	6
+
+/* vqf_dax_hint.flags */
+#define VQF_DAX_HINT_MMAP	0x1	/* for a shared mapping: always map */
+
+/**
+ * struct vqf_dax_hint - what the caller knows of the access.
+ * @size: the file's size as the caller knows it (i_size).
+ * @now: the caller's clock: any counter it advances (operations served,
+ *	jiffies); backoffs end when it reaches their end.
+ * @len: bytes the access moves within the range holding pos.
+ * @flags: VQF_DAX_HINT_*.
+ */
+struct vqf_dax_hint {
+	u64 size;
+	u64 now;
+	u64 len;
+	u32 flags;
+};
+
+/* Why vqf_dax_policy_decide() answered what it did. */
+enum vqf_dax_why {
+	VQF_DAX_WHY_WINDOW = 0,	/* map: nothing argues against it */
+	VQF_DAX_WHY_MMAP,	/* map: a shared mapping needs the window */
+	VQF_DAX_WHY_SMALL,	/* FUSE: small file, not used often enough */
+	VQF_DAX_WHY_THRASH,	/* FUSE: thrash found now, backoff started */
+	VQF_DAX_WHY_BACKOFF,	/* FUSE: backing off */
+};
+
+/* vqf_dax_why_fuse() - @why sends the bytes through FUSE READ/WRITE. */
+static inline bool vqf_dax_why_fuse(enum vqf_dax_why why)
+{
+	return why >= VQF_DAX_WHY_SMALL;
+}
+
+/*
+ * vqf_dax_policy_default() - the default thresholds for ranges of
+ * @range_size bytes into @p.
+ */
+void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size);
+
+/*
+ * vqf_dax_window_set_policy() - install @p in @w (under W; any time).
+ * vqf_dax_window_init() installs vqf_dax_policy_default().  Returns 0, or
+ * -EINVAL: thrash_pct > 100, thrash_min or sample 0, backoff_shift_max
+ * > 32.
+ */
+int vqf_dax_window_set_policy(struct vqf_dax_window *w,
+			      const struct vqf_dax_policy *p);
+
+/*
+ * vqf_dax_policy_decide() - the decision for an access to unmapped bytes
+ * of an inode in state @cur: a pure function (no lock, no side effect).
+ * @next receives the inode's state after the decision (@next may be
+ * @cur).  Returns why; vqf_dax_why_fuse() tells map from FUSE.
+ */
+enum vqf_dax_why vqf_dax_policy_decide(const struct vqf_dax_policy *p,
+				       const struct vqf_dax_pstate *cur,
+				       const struct vqf_dax_hint *h,
+				       struct vqf_dax_pstate *next);
+
+/* vqf_dax_map_begin_auto(): serve these bytes through FUSE instead. */
+#define VQF_DAX_USE_FUSE	1
+
+/*
+ * vqf_dax_map_begin_auto() - vqf_dax_map_begin() under dax=auto: bytes
+ * already mapped are a hit as there; for unmapped ones the policy decides
+ * (under W, its state updated) before any SETUPMAPPING.  Same locking
+ * rules and @flags as vqf_dax_map_begin().  Returns 0 (@map holds a
+ * reference), VQF_DAX_USE_FUSE (nothing mapped, no reference: serve the
+ * access with READ/WRITE), or vqf_dax_map_begin()'s errors.  @hint NULL
+ * is dax=always: exactly vqf_dax_map_begin().
+ */
+int vqf_dax_map_begin_auto(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			   u64 pos, unsigned int flags,
+			   const struct vqf_dax_hint *hint,
+			   struct vqf_dax_map *map);
+
+/*
+ * vqf_dax_inode_policy() - a copy of @di's policy state, under W (for
+ * tests and counters).
+ */
+void vqf_dax_inode_policy(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			  struct vqf_dax_pstate *out);
 
 /*
  * Request in-args, host-endian as FUSE is.  The builders for the request

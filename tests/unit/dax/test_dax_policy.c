@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * dax=auto policy (vqf_dax.h, DAX POLICY): the pure decision as a table
+ * of cases, then through the protocol-enforcing harness (dax_harness.h)
+ * with real reclaim: thrash found and backed off with no SETUPMAPPING on
+ * the wire, the return after the backoff, exponential backoff and its
+ * decay, a streamed file that never backs off, the small-file rule, mmap,
+ * dax=always bypassing it all; last, a seeded random mix checked after
+ * every step against a model that learns from the wire.
+ */
+#include "dax_harness.h"
+#include "dax_test_rand.h"
+
+#define RS	(4 * PAGE_SIZE)		/* range size of the harness tests */
+
+static struct harness H;
+
+/* ---- the pure function ---- */
+
+static const struct vqf_dax_policy P = {
+	.small_size = 1000,
+	.small_uses = 2,
+	.used_bytes = 0,
+	.thrash_min = 8,
+	.thrash_pct = 50,
+	.sample = 64,
+	.backoff = 100,
+	.backoff_shift_max = 3,
+};
+
+struct dcase {
+	const char *name;
+	struct vqf_dax_pstate cur;
+	struct vqf_dax_hint h;
+	enum vqf_dax_why why;
+	struct vqf_dax_pstate next;
+};
+
+#define BIG	(1ULL << 30)
+
+static const struct dcase dcases[] = {
+	{ "fresh big file maps", { 0 }, { BIG, 5, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 1 } },
+	{ "small file, first use: FUSE", { 0 }, { 999, 5, 0, 0 },
+	  VQF_DAX_WHY_SMALL, { .uses = 1 } },
+	{ "small file, second use: FUSE", { .uses = 1 }, { 999, 5, 0, 0 },
+	  VQF_DAX_WHY_SMALL, { .uses = 2 } },
+	{ "small file, third use maps", { .uses = 2 }, { 999, 5, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 3 } },
+	{ "size == small_size is not small", { 0 }, { 1000, 5, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 1 } },
+	{ "empty file is small", { 0 }, { 0, 5, 0, 0 },
+	  VQF_DAX_WHY_SMALL, { .uses = 1 } },
+	{ "mmap of a small file maps at once", { 0 },
+	  { 10, 5, 0, VQF_DAX_HINT_MMAP },
+	  VQF_DAX_WHY_MMAP, { .uses = 1 } },
+	{ "mmap while backing off maps, backoff kept",
+	  { .until = 50, .backed = true, .level = 1 },
+	  { BIG, 5, 0, VQF_DAX_HINT_MMAP },
+	  VQF_DAX_WHY_MMAP,
+	  { .until = 50, .backed = true, .level = 1, .uses = 1 } },
+	{ "mmap of a thrashing inode maps, no verdict",
+	  { .setups = 10, .wasted = 9 },
+	  { BIG, 5, 0, VQF_DAX_HINT_MMAP },
+	  VQF_DAX_WHY_MMAP, { .setups = 10, .wasted = 9, .uses = 1 } },
+	{ "backing off", { .until = 50, .backed = true, .level = 1 },
+	  { BIG, 49, 0, 0 },
+	  VQF_DAX_WHY_BACKOFF,
+	  { .until = 50, .backed = true, .level = 1, .uses = 1 } },
+	{ "backoff over: probation maps with a fresh sample",
+	  { .until = 50, .backed = true, .level = 1, .setups = 3,
+	    .wasted = 30 },
+	  { BIG, 50, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .until = 50, .level = 1, .uses = 1 } },
+	{ "thrash: 8 of 16 wasted", { .setups = 16, .wasted = 8 },
+	  { BIG, 7, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 107, .backed = true, .level = 1, .uses = 1 } },
+	{ "no thrash below the ratio: 8 of 17",
+	  { .setups = 17, .wasted = 8 }, { BIG, 7, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .setups = 17, .wasted = 8, .uses = 1 } },
+	{ "no thrash below thrash_min: 7 of 7",
+	  { .setups = 7, .wasted = 7 }, { BIG, 7, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .setups = 7, .wasted = 7, .uses = 1 } },
+	{ "thrash beats the small-file rule",
+	  { .setups = 8, .wasted = 8 }, { 10, 7, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 107, .backed = true, .level = 1, .uses = 1 } },
+	{ "repeated thrash doubles: level 2",
+	  { .setups = 8, .wasted = 8, .level = 2 }, { BIG, 1000, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 1400, .backed = true, .level = 3, .uses = 1 } },
+	{ "backoff capped at << backoff_shift_max",
+	  { .setups = 8, .wasted = 8, .level = 9 }, { BIG, 1000, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 1800, .backed = true, .level = 10, .uses = 1 } },
+	{ "level saturates",
+	  { .setups = 8, .wasted = 8, .level = 255 }, { BIG, 0, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 800, .backed = true, .level = 255, .uses = 1 } },
+	{ "until saturates at the end of the clock",
+	  { .setups = 8, .wasted = 8 }, { BIG, ~0ULL - 5, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = ~0ULL, .backed = true, .level = 1, .uses = 1 } },
+	{ "uses saturate", { .uses = 0xffffffffU }, { BIG, 0, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 0xffffffffU } },
+};
+
+static void check_state(const char *what, const struct vqf_dax_pstate *got,
+			const struct vqf_dax_pstate *want)
+{
+	if (got->until != want->until || got->setups != want->setups ||
+	    got->wasted != want->wasted || got->uses != want->uses ||
+	    got->level != want->level || got->backed != want->backed)
+		fail_msg("%s: state until %llu setups %u wasted %u uses %u level %u backed %d, want %llu %u %u %u %u %d",
+			 what, (unsigned long long)got->until, got->setups,
+			 got->wasted, got->uses, got->level, got->backed,
+			 (unsigned long long)want->until, want->setups,
+			 want->wasted, want->uses, want->level, want->backed);
+}
+
+static void test_decide_table(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(dcases) / sizeof(dcases[0]); i++) {
+		const struct dcase *c = &dcases[i];
+		struct vqf_dax_pstate next, same = c->cur;
+		enum vqf_dax_why why;
+
+		memset(&next, 0xa5, sizeof(next));
+		why = vqf_dax_policy_decide(&P, &c->cur, &c->h, &next);
+		if (why != c->why)
+			fail_msg("%s: why %d, want %d", c->name, why, c->why);
+		check_state(c->name, &next, &c->next);
+		/* @next may be @cur */
+		why = vqf_dax_policy_decide(&P, &same, &c->h, &same);
+		assert_int_equal(why, c->why);
+		check_state(c->name, &same, &c->next);
+		assert_int_equal(vqf_dax_why_fuse(why),
+				 why == VQF_DAX_WHY_SMALL ||
+				 why == VQF_DAX_WHY_THRASH ||
+				 why == VQF_DAX_WHY_BACKOFF);
+	}
+}
+
+/* Each rule switched off by its own knob. */
+static void test_rules_off(void **state)
+{
+	struct vqf_dax_policy p = P;
+	struct vqf_dax_pstate s = { .setups = 8, .wasted = 8 }, n;
+	struct vqf_dax_hint h = { 10, 0, 0, 0 };
+
+	(void)state;
+	p.thrash_pct = 0;
+	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+			 VQF_DAX_WHY_SMALL);
+	p.small_uses = 0;
+	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+			 VQF_DAX_WHY_WINDOW);
+	p.small_uses = 2;
+	p.small_size = 0;
+	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+			 VQF_DAX_WHY_WINDOW);
+}
+
+static void test_defaults_and_set(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_policy p;
+
+	(void)state;
+	h_init(h, 8, RS, 0, 0);
+	vqf_dax_policy_default(&p, RS);
+	assert_int_equal(p.small_size, RS / VQF_DAX_POL_SMALL_DIV_DEFAULT);
+	assert_int_equal(p.used_bytes, RS / VQF_DAX_POL_USED_DIV_DEFAULT);
+	assert_int_equal(p.small_uses, VQF_DAX_POL_SMALL_USES_DEFAULT);
+	assert_int_equal(p.thrash_min, VQF_DAX_POL_THRASH_MIN_DEFAULT);
+	assert_int_equal(p.thrash_pct, VQF_DAX_POL_THRASH_PCT_DEFAULT);
+	assert_int_equal(p.sample, VQF_DAX_POL_SAMPLE_DEFAULT);
+	assert_int_equal(p.backoff, VQF_DAX_POL_BACKOFF_DEFAULT);
+	assert_int_equal(p.backoff_shift_max, VQF_DAX_POL_SHIFT_MAX_DEFAULT);
+	/* the window starts with the defaults */
+	assert_memory_equal(&h->w.policy, &p, sizeof(p));
+
+	p.thrash_pct = 101;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), -EINVAL);
+	p.thrash_pct = 50;
+	p.thrash_min = 0;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), -EINVAL);
+	p.thrash_min = 1;
+	p.sample = 0;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), -EINVAL);
+	p.sample = 1;
+	p.backoff_shift_max = 33;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), -EINVAL);
+	p.backoff_shift_max = 32;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), 0);
+	assert_memory_equal(&h->w.policy, &p, sizeof(p));
+	assert_false(h->w_held);
+}
+
+/* ---- through the window ---- */
+
+static u64 clk;
+
+/* One access of @len bytes at @pos of inode @i (size @size) under auto. */
+static int acc(struct harness *h, int i, u64 pos, u64 size, u64 len,
+	       u32 hflags)
+{
+	struct vqf_dax_hint hint = { size, clk++, len, hflags };
+	struct vqf_dax_map m;
+	int ret;
+
+	ret = vqf_dax_map_begin_auto(&h->w, &h->ino[i].di, pos, 0, &hint,
+				     &m);
+	if (ret == VQF_DAX_USE_FUSE)
+		assert_null(m.range);
+	if (!ret)
+		vqf_dax_map_end(&h->w, &m);
+	assert_true(ret == 0 || ret == VQF_DAX_USE_FUSE);
+	return ret;
+}
+
+static unsigned int setups_logged(struct harness *h)
+{
+	unsigned int k, n = 0;
+
+	for (k = 0; k < h->nlog; k++)
+		n += h->log[k].kind == H_EV_SETUP;
+	return n;
+}
+
+static void pol_init(struct harness *h, u32 nr)
+{
+	struct vqf_dax_policy p;
+
+	h_init(h, nr, RS, 0, 0);
+	vqf_dax_policy_default(&p, RS);
+	p.used_bytes = RS / 2;
+	p.small_size = RS / 4;
+	p.small_uses = 1;
+	p.thrash_min = 8;
+	p.thrash_pct = 50;
+	p.sample = 64;
+	p.backoff = 100;
+	p.backoff_shift_max = 3;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), 0);
+	clk = 0;
+}
+
+/*
+ * A scan that touches each range once with a small I/O through a window
+ * of 8 ranges: from the 9th setup on, each one reclaims a range that was
+ * never used again.  Access j (0-based) decides with j - 8 wasted of j
+ * setups: thrash at j = 16.  Then the backoff: no SETUPMAPPING on the
+ * wire, READs instead, but what is mapped is still a hit; after 100 ticks
+ * it maps again; the same scan thrashes again and backs off for 200.
+ */
+static void test_thrash_backoff_return(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	struct vqf_dax_pstate ps;
+	unsigned int j, n0;
+	u64 t0;
+
+	(void)state;
+	pol_init(h, 8);
+	for (j = 0; j < 16; j++)
+		assert_int_equal(acc(h, 0, j * RS, BIG, 4096, 0), 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.setups, 16);
+	assert_int_equal(st.wasted, 8);
+	assert_int_equal(st.pol_window, 16);
+	n0 = setups_logged(h);
+	t0 = clk;
+	assert_int_equal(acc(h, 0, 16 * RS, BIG, 4096, 0), VQF_DAX_USE_FUSE);
+	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
+	assert_true(ps.backed);
+	assert_int_equal(ps.level, 1);
+	assert_int_equal(ps.until, t0 + 100);
+	/* backing off: unmapped bytes through FUSE, nothing on the wire */
+	while (clk < t0 + 100) {
+		u64 k = 17 + clk % 40;
+
+		if (h_mapped(h, 0, k * RS) >= 0) {
+			clk++;
+			continue;	/* hits below */
+		}
+		assert_int_equal(acc(h, 0, k * RS, BIG, 4096, 0),
+				 VQF_DAX_USE_FUSE);
+	}
+	assert_int_equal(setups_logged(h), n0);
+	/* a range still mapped is a hit, backoff or not */
+	clk = t0 + 50;
+	for (j = 0; j < 64; j++)
+		if (h_mapped(h, 0, j * RS) >= 0)
+			break;
+	assert_true(j < 64);
+	assert_int_equal(acc(h, 0, j * RS + 1, BIG, 4096, 0), 0);
+	assert_int_equal(setups_logged(h), n0);
+	/* the backoff ends: maps again, with a fresh sample */
+	clk = t0 + 100;
+	assert_int_equal(acc(h, 0, 100 * RS, BIG, 4096, 0), 0);
+	assert_int_equal(setups_logged(h), n0 + 1);
+	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
+	assert_false(ps.backed);
+	assert_int_equal(ps.setups, 1);
+	assert_int_equal(ps.wasted, 0);
+	assert_int_equal(ps.level, 1);
+	/* still a scan: thrash again, after 16 more setups, for twice as long */
+	for (j = 0; j < 64; j++) {
+		int r = acc(h, 0, (200 + j) * RS, BIG, 4096, 0);
+
+		if (r == VQF_DAX_USE_FUSE)
+			break;
+	}
+	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
+	assert_true(ps.backed);
+	assert_int_equal(ps.level, 2);
+	assert_int_equal(ps.until, clk - 1 + 200);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.pol_thrash, 2);
+	assert_true(st.pol_backoff > 50);
+	/* another inode is not affected */
+	assert_int_equal(acc(h, 1, 0, BIG, 4096, 0), 0);
+	h_check_quiet(h);
+}
+
+/*
+ * A clean sample earns a level back: after a backoff at level 2 the
+ * inode reads ranges it keeps reusing (no waste) for a whole sample.
+ */
+static void test_level_decays(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_pstate ps;
+	unsigned int j;
+
+	(void)state;
+	pol_init(h, 8);
+	h->ino[0].di.pol.level = 2;
+	for (j = 0; j < 64; j++) {
+		/* four ranges, each hit again: nothing wasted */
+		assert_int_equal(acc(h, 0, (j % 4) * RS, BIG, 4096, 0), 0);
+		assert_int_equal(acc(h, 0, (j % 4) * RS, BIG, 4096, 0), 0);
+	}
+	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
+	assert_int_equal(ps.setups, 4);	/* all hits after the first four */
+	assert_int_equal(ps.level, 2);
+	/* a sample is 64 setups: make them, each used, window of 8 */
+	for (j = 0; j < 64; j++) {
+		assert_int_equal(acc(h, 0, (100 + j) * RS, BIG, 4096, 0), 0);
+		assert_int_equal(acc(h, 0, (100 + j) * RS, BIG, 4096, 0), 0);
+	}
+	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
+	assert_int_equal(ps.level, 1);
+	assert_int_equal(ps.wasted, 0);
+	assert_false(ps.backed);
+	h_check_quiet(h);
+}
+
+/*
+ * Streaming: each range touched range_size / 4 KiB times (reused), or
+ * once with an I/O of at least used_bytes: never wasted, never backs off.
+ */
+static void test_stream_never_backs_off(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	u64 off;
+
+	(void)state;
+	pol_init(h, 8);
+	for (off = 0; off < 200 * RS; off += 4096)
+		assert_int_equal(acc(h, 0, off, BIG, 4096, 0), 0);
+	for (off = 0; off < 200 * RS; off += RS)
+		assert_int_equal(acc(h, 1, off, BIG, RS / 2, 0), 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.setups, 400);
+	assert_true(st.reclaimed_bg + st.reclaimed_direct >= 390);
+	assert_int_equal(st.wasted, 0);
+	assert_int_equal(st.pol_thrash + st.pol_backoff, 0);
+	/* the same 200 ranges read once with RS / 2 - 1 bytes: thrash */
+	for (off = 0; off < 200 * RS; off += RS)
+		acc(h, 2, off, BIG, RS / 2 - 1, 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_true(st.pol_thrash >= 1);
+	assert_true(st.wasted >= 8);
+	h_check_quiet(h);
+}
+
+/* Small files: the first use through FUSE, the second maps. */
+static void test_small_file(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+
+	(void)state;
+	pol_init(h, 8);
+	assert_int_equal(acc(h, 0, 0, RS / 4 - 1, 100, 0), VQF_DAX_USE_FUSE);
+	assert_int_equal(setups_logged(h), 0);
+	assert_int_equal(acc(h, 0, 0, RS / 4 - 1, 100, 0), 0);
+	assert_int_equal(setups_logged(h), 1);
+	assert_int_equal(acc(h, 0, 0, RS / 4 - 1, 100, 0), 0);	/* hit */
+	assert_int_equal(setups_logged(h), 1);
+	/* a file of small_size bytes is not small: maps at once */
+	assert_int_equal(acc(h, 1, 0, RS / 4, 100, 0), 0);
+	assert_int_equal(setups_logged(h), 2);
+	/* mmap maps a small file at its first use */
+	assert_int_equal(acc(h, 2, 0, 10, 10, VQF_DAX_HINT_MMAP), 0);
+	assert_int_equal(setups_logged(h), 3);
+	/* so does a small file whose first use was its mmap */
+	assert_int_equal(acc(h, 3, 0, 10, 10, VQF_DAX_HINT_MMAP), 0);
+	h->in_evict = true;
+	h->ino[3].dying = true;
+	{
+		struct fuse_removemapping_one one[2];
+
+		assert_int_equal(vqf_dax_inode_evict(&h->w, &h->ino[3].di,
+						     one, 2), 1);
+	}
+	h->in_evict = false;
+	h->ino[3].dying = false;
+	assert_int_equal(acc(h, 3, 0, 10, 10, 0), 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.pol_small, 1);
+	assert_int_equal(st.pol_mmap, 2);
+	assert_int_equal(st.pol_window, 3);
+	/* eviction is not pressure: nothing wasted */
+	assert_int_equal(st.wasted, 0);
+	h_check_quiet(h);
+}
+
+/*
+ * dax=always: vqf_dax_map_begin() and map_begin_auto() with no hint map
+ * everything, the thrash scan included; the counters still see the waste.
+ */
+static void test_always_bypasses(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	struct vqf_dax_map m;
+	unsigned int j;
+
+	(void)state;
+	pol_init(h, 8);
+	for (j = 0; j < 100; j++) {
+		assert_int_equal(vqf_dax_map_begin(&h->w, &h->ino[0].di,
+						   j * RS, 0, &m), 0);
+		vqf_dax_map_end(&h->w, &m);
+		assert_int_equal(vqf_dax_map_begin_auto(&h->w, &h->ino[1].di,
+							j * RS, 0, NULL, &m),
+				 0);
+		vqf_dax_map_end(&h->w, &m);
+	}
+	/* a small file too */
+	assert_int_equal(vqf_dax_map_begin_auto(&h->w, &h->ino[2].di, 0, 0,
+						NULL, &m), 0);
+	vqf_dax_map_end(&h->w, &m);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.setups, 201);
+	assert_int_equal(setups_logged(h), 201);
+	assert_int_equal(st.pol_window + st.pol_mmap + st.pol_small +
+			 st.pol_thrash + st.pol_backoff, 0);
+	assert_true(st.wasted >= 180);
+	/* the state was kept (stats) but never acted on */
+	assert_false(h->ino[0].di.pol.backed);
+	assert_int_equal(h->ino[0].di.pol.uses, 0);
+	h_check_quiet(h);
+	/* auto with bad flags or positions fails as map_begin does */
+	{
+		struct vqf_dax_hint hint = { BIG, 0, 0, 0 };
+
+		assert_int_equal(vqf_dax_map_begin_auto(&h->w, &h->ino[0].di,
+							0, 0x80, &hint, &m),
+				 -EINVAL);
+		assert_int_equal(vqf_dax_map_begin_auto(&h->w, &h->ino[0].di,
+						VQF_DAX_MAX_FOFFSET + 1, 0,
+						&hint, &m), -EFBIG);
+	}
+}
+
+/* ---- random mix against a model ---- */
+
+#define MI	3		/* inodes */
+#define MK	24		/* ranges per file */
+
+struct mstate {
+	u64 until;
+	u32 setups, wasted, uses;
+	u8 level;
+	bool backed;
+};
+
+struct mmodel {
+	struct mstate s[MI];
+	int moff[MI][MK];	/* range index + 1 mapping (i, k), 0: none */
+	bool used[MI][MK];
+	u64 size[MI];
+	unsigned int why[5], decays, max_level;
+};
+
+static const struct vqf_dax_policy MP = {
+	.small_size = 3 * RS,
+	.small_uses = 2,
+	.used_bytes = RS / 2,
+	.thrash_min = 3,
+	.thrash_pct = 50,
+	.sample = 8,
+	.backoff = 20,
+	.backoff_shift_max = 2,
+};
+
+static bool m_thrashing(const struct mstate *s)
+{
+	return s->wasted >= MP.thrash_min &&
+	       (u64)s->wasted * 100 >= (u64)MP.thrash_pct * s->setups;
+}
+
+/* The rules of DAX POLICY, written out again. */
+static int m_decide(struct mstate *s, u64 size, u64 now, bool mmap)
+{
+	u32 uses = s->uses;
+
+	if (s->uses != 0xffffffffU)
+		s->uses++;
+	if (mmap)
+		return VQF_DAX_WHY_MMAP;
+	if (s->backed && now < s->until)
+		return VQF_DAX_WHY_BACKOFF;
+	if (s->backed) {
+		s->backed = false;
+		s->setups = 0;
+		s->wasted = 0;
+	}
+	if (m_thrashing(s)) {
+		u32 sh = s->level < MP.backoff_shift_max ? s->level :
+			 MP.backoff_shift_max;
+
+		s->until = now + (MP.backoff << sh);
+		s->backed = true;
+		if (s->level < 255)
+			s->level++;
+		s->setups = 0;
+		s->wasted = 0;
+		return VQF_DAX_WHY_THRASH;
+	}
+	if (size < MP.small_size && uses < MP.small_uses)
+		return VQF_DAX_WHY_SMALL;
+	return VQF_DAX_WHY_WINDOW;
+}
+
+static void m_setup(struct mmodel *md, int i)
+{
+	struct mstate *s = &md->s[i];
+
+	s->setups++;
+	if (s->setups < MP.sample)
+		return;
+	if (!m_thrashing(s) && s->level) {
+		s->level--;
+		md->decays++;
+	}
+	s->setups /= 2;
+	s->wasted /= 2;
+}
+
+/* Apply the wire log: setups (new or upgrade) and removals. */
+static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
+		    bool first_used)
+{
+	unsigned int e;
+	int i, k;
+
+	for (e = 0; e < h->nlog; e++) {
+		const struct h_event *ev = &h->log[e];
+		int r = (int)(ev->moffset / RS) + 1;
+
+		i = (int)ev->nodeid - 100;
+		assert_true(i >= 0 && i < MI);
+		if (ev->kind == H_EV_SETUP) {
+			k = (int)(ev->foffset / RS);
+			if (md->moff[i][k] == r)
+				continue;	/* upgrade */
+			assert_int_equal(md->moff[i][k], 0);
+			md->moff[i][k] = r;
+			md->used[i][k] = first_used;
+			m_setup(md, i);
+			continue;
+		}
+		assert_true(ev->kind == H_EV_REMOVE);
+		for (k = 0; k < MK; k++)
+			if (md->moff[i][k] == r)
+				break;
+		assert_true(k < MK);
+		if (pressure && !md->used[i][k])
+			md->s[i].wasted++;
+		md->moff[i][k] = 0;
+		md->used[i][k] = false;
+	}
+	h->nlog = 0;
+}
+
+static void m_compare(struct harness *h, struct mmodel *md)
+{
+	int i, k;
+
+	h_check_quiet(h);
+	for (i = 0; i < MI; i++) {
+		const struct vqf_dax_pstate *p = &h->ino[i].di.pol;
+		const struct mstate *s = &md->s[i];
+
+		assert_int_equal(p->setups, s->setups);
+		assert_int_equal(p->wasted, s->wasted);
+		assert_int_equal(p->uses, s->uses);
+		assert_int_equal(p->level, s->level);
+		assert_int_equal(p->backed, s->backed);
+		if (s->backed)
+			assert_int_equal(p->until, s->until);
+		for (k = 0; k < MK; k++) {
+			int r = h_mapped(h, i, (u64)k * RS);
+
+			assert_int_equal(r + 1, md->moff[i][k]);
+			if (r >= 0)
+				assert_int_equal(h->ranges[r].used,
+						 md->used[i][k]);
+		}
+	}
+}
+
+static void test_random_vs_model(void **state)
+{
+	static struct fuse_removemapping_one scratch[4];
+	static struct mmodel md;
+	struct harness *h = &H;
+	struct dax_rand rnd = { dax_test_seed(0x9011c7, "dax-policy") };
+	unsigned int steps = dax_under_valgrind() ? 4000 : 40000;
+	unsigned int step, op;
+	struct vqf_dax_map m;
+	u64 now = 0;
+	int i, k, ret, want;
+
+	(void)state;
+	memset(&md, 0, sizeof(md));
+	h_init(h, 6, RS, 0, 2);
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &MP), 0);
+	md.size[0] = RS;		/* small */
+	md.size[1] = MK * RS;
+	md.size[2] = MK * RS;
+	for (step = 0; step < steps; step++) {
+		op = (unsigned int)dax_rand_below(&rnd, 100);
+		i = (int)dax_rand_below(&rnd, MI);
+		/* inode 1 reuses a few ranges, inode 2 scans all of them */
+		k = (int)dax_rand_below(&rnd, i == 1 ? 4 : MK);
+		now += dax_rand_below(&rnd, 3);
+		if (op < 85) {
+			bool mmap = dax_rand_below(&rnd, 20) == 0;
+			bool write = dax_rand_below(&rnd, 4) == 0;
+			u64 len = dax_rand_below(&rnd, 8) ? 64 : RS / 2;
+			struct vqf_dax_hint hint = {
+				md.size[i], now, len,
+				mmap ? VQF_DAX_HINT_MMAP : 0
+			};
+
+			if (md.moff[i][k]) {
+				want = 0;
+				md.used[i][k] = true;
+			} else {
+				want = m_decide(&md.s[i], md.size[i], now,
+						mmap);
+				md.why[want]++;
+				want = vqf_dax_why_fuse(want) ?
+				       VQF_DAX_USE_FUSE : 0;
+			}
+			ret = vqf_dax_map_begin_auto(&h->w, &h->ino[i].di,
+					(u64)k * RS + dax_rand_below(&rnd, RS),
+					write ? VQF_DAX_MAP_WRITE : 0, &hint,
+					&m);
+			assert_int_equal(ret, want);
+			if (!ret)
+				vqf_dax_map_end(&h->w, &m);
+			m_learn(h, &md, true, len >= MP.used_bytes);
+		} else if (op < 95) {
+			vqf_dax_reclaim(&h->w);
+			m_learn(h, &md, true, false);
+		} else {
+			h->ino[i].dying = true;
+			h->in_evict = true;
+			ret = (int)vqf_dax_inode_evict(&h->w, &h->ino[i].di,
+						       scratch, 4);
+			h->in_evict = false;
+			h->ino[i].dying = false;
+			assert_true(ret >= 0);
+			m_learn(h, &md, false, false);
+			/* the inode comes back as a new one */
+			vqf_dax_inode_init(&h->ino[i].di, 100 + i, ~0ULL);
+			memset(&md.s[i], 0, sizeof(md.s[i]));
+		}
+		if (md.s[i].level > md.max_level)
+			md.max_level = md.s[i].level;
+		m_compare(h, &md);
+	}
+	print_message("dax-policy: window %u small %u thrash %u backoff %u mmap %u decays %u max level %u\n",
+		      md.why[VQF_DAX_WHY_WINDOW], md.why[VQF_DAX_WHY_SMALL],
+		      md.why[VQF_DAX_WHY_THRASH], md.why[VQF_DAX_WHY_BACKOFF],
+		      md.why[VQF_DAX_WHY_MMAP], md.decays, md.max_level);
+	/* the mix reached every rule */
+	for (k = 0; k < 5; k++)
+		assert_true(md.why[k] > 0);
+	assert_true(md.decays > 0);
+	assert_true(md.max_level >= 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decide_table),
+		cmocka_unit_test(test_rules_off),
+		cmocka_unit_test(test_defaults_and_set),
+		cmocka_unit_test(test_thrash_backoff_return),
+		cmocka_unit_test(test_level_decays),
+		cmocka_unit_test(test_stream_never_backs_off),
+		cmocka_unit_test(test_small_file),
+		cmocka_unit_test(test_always_bypasses),
+		cmocka_unit_test(test_random_vs_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
