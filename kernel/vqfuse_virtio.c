@@ -453,8 +453,14 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 	if (ret < 0)
 		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
 
-	total = vqfk_req_nr_sg(req);
-	if (total > ARRAY_SIZE(stack_sgs)) {
+	/*
+	 * Most requests fit the stack arrays: lay them out there at once, and
+	 * count (another pass of lib's checks) only for those that do not.
+	 */
+	ret = vqfk_req_fill_sg(req, vsg, sg, ARRAY_SIZE(stack_sgs), &out_sgs,
+			       &in_sgs);
+	if (ret == -ENOSPC) {
+		total = vqfk_req_nr_sg(req);
 		sgs = kmalloc_array(total, sizeof(sgs[0]), GFP_ATOMIC);
 		sg = kmalloc_array(total, sizeof(sg[0]), GFP_ATOMIC);
 		vsg = kmalloc_array(total, sizeof(vsg[0]), GFP_ATOMIC);
@@ -462,13 +468,14 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 			ret = -ENOMEM;
 			goto out;
 		}
+		ret = vqfk_req_fill_sg(req, vsg, sg, total, &out_sgs, &in_sgs);
 	}
-	ret = vqfk_req_fill_sg(req, vsg, sg, total, &out_sgs, &in_sgs);
 	if (ret < 0) {
 		/* Not "ring full": lib/ refused the shape, which never heals. */
 		ret = vqfk_refused(kvq, req, ret);
 		goto out;
 	}
+	total = ret;
 	for (i = 0; i < total; i++)
 		sgs[i] = &sg[i];
 
