@@ -302,7 +302,11 @@ vqf_stop_virtiofsd()
 # ticks too late for check_timer(), which then panics the boot ("IO-APIC +
 # timer doesn't work!") so early that the reboot does not end QEMU either:
 # the guest hangs until the harness's timeout.  KVM guests skip that check
-# by default (kvm-clock sets it); so do ours.
+# by default (kvm-clock sets it); so do ours.  rcu_cpu_stall_timeout=300:
+# a host that starves the guest's vCPU threads for tens of seconds (a CI
+# machine at load 10) makes RCU report a stall on a guest that only did
+# not run; the 21 s default fired so.  A CPU really stuck in our code
+# still shows: as a stall after 300 s, or as the harness's own timeout.
 vqf_run_qemu()
 {
 	initrd=$1 sock=$2 ninep=${3:-}
@@ -310,7 +314,7 @@ vqf_run_qemu()
 	set -- -accel tcg -cpu max -smp "$VQF_QEMU_SMP" -m "$VQF_QEMU_MEM" \
 		-nographic -no-reboot -nic none \
 		-kernel "${VQF_KROOT:-}/boot/vmlinuz-$kv" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 panic=-1 no_timer_check ${VQF_QEMU_APPEND:-}" \
+		-append "console=ttyS0 loglevel=5 panic=-1 no_timer_check rcupdate.rcu_cpu_stall_timeout=300 ${VQF_QEMU_APPEND:-}" \
 		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
 		-numa node,memdev=mem \
 		-chardev "socket,id=vfs,path=$sock" \
