@@ -307,6 +307,8 @@ vqf_stop_virtiofsd()
 # machine at load 10) makes RCU report a stall on a guest that only did
 # not run; the 21 s default fired so.  A CPU really stuck in our code
 # still shows: as a stall after 300 s, or as the harness's own timeout.
+# watchdog_thresh=60 does the same for the soft-lockup detector (a report
+# after 120 s instead of 20 s), which a starved guest trips alike.
 vqf_run_qemu()
 {
 	initrd=$1 sock=$2 ninep=${3:-}
@@ -314,7 +316,7 @@ vqf_run_qemu()
 	set -- -accel tcg -cpu max -smp "$VQF_QEMU_SMP" -m "$VQF_QEMU_MEM" \
 		-nographic -no-reboot -nic none \
 		-kernel "${VQF_KROOT:-}/boot/vmlinuz-$kv" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 panic=-1 no_timer_check rcupdate.rcu_cpu_stall_timeout=300 ${VQF_QEMU_APPEND:-}" \
+		-append "console=ttyS0 loglevel=5 panic=-1 no_timer_check rcupdate.rcu_cpu_stall_timeout=300 watchdog_thresh=60 ${VQF_QEMU_APPEND:-}" \
 		-object "memory-backend-memfd,id=mem,size=$VQF_QEMU_MEM,share=on" \
 		-numa node,memdev=mem \
 		-chardev "socket,id=vfs,path=$sock" \
