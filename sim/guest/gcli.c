@@ -327,6 +327,11 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 				    c->cfg.dax_window, c->cfg.dax_range,
 				    dax_send, gcli_dax_isize, c);
 
+		if (!ret && c->cfg.dax_auto) {
+			ret = gdax_set_auto(&c->dax, c->cfg.dax_policy);
+			if (ret)
+				gdax_fini(&c->dax);
+		}
 		if (ret) {
 			gc_dcache_destroy(&c->dc);
 			pthread_mutex_destroy(&c->lock);

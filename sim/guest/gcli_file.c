@@ -277,23 +277,14 @@ static int getattr_fh(struct vqf_gcli *c, struct gfile *f,
 	return gcli_getattr_node(c, f->nodeid, f->fh, a);
 }
 
-static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
+/* READ requests straight into @buf's bytes: no page cache. */
+ssize_t gcli_fuse_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 			size_t n, off_t off)
 {
 	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
 	size_t done = 0;
 	u8 *page;
 
-	if (f->dir)
-		return -EISDIR;
-	if ((f->flags & O_ACCMODE) == O_WRONLY)
-		return -EBADF;
-	if (off < 0)
-		return -EINVAL;
-	if (c->dax_on)
-		return gcli_dax_pread(c, f, buf, n, off);
-	if (gcli_caching(c))
-		return gcli_cached_pread(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->rchunk ? (n ? n : 1) : c->rchunk,
 			      false);
 	if (!page)
@@ -330,6 +321,22 @@ static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 	return (ssize_t)done;
 }
 
+static ssize_t do_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
+			size_t n, off_t off)
+{
+	if (f->dir)
+		return -EISDIR;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (off < 0)
+		return -EINVAL;
+	if (c->dax_on)
+		return gcli_dax_pread(c, f, buf, n, off);
+	if (gcli_caching(c))
+		return gcli_cached_pread(c, f, buf, n, off);
+	return gcli_fuse_pread(c, f, buf, n, off);
+}
+
 /*
  * file_remove_privs(): a write by a caller without CAP_FSETID (here: not
  * uid 0) clears S_ISUID, and S_ISGID when group-executable.  Judged on
@@ -360,30 +367,15 @@ static int kill_privs(struct vqf_gcli *c, struct gfile *f)
 	return gcli_setattr(c, f->nodeid, &si);
 }
 
-static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
+/* WRITE requests from @buf's bytes (the page cache is kept coherent). */
+ssize_t gcli_fuse_pwrite(struct vqf_gcli *c, struct gfile *f,
 			 const void *buf, size_t n, off_t off)
 {
 	struct vqf_gram *ram = vqf_gdrv_ram(c->g);
-	struct gdax_inode *gi;
 	size_t done = 0;
 	u8 *page;
 	int ret;
 
-	if (f->dir)
-		return -EISDIR;
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
-		return -EBADF;
-	if (off < 0)
-		return -EINVAL;
-	if (!n)
-		return 0;
-	ret = kill_privs(c, f);
-	if (ret)
-		return ret;
-	if (c->dax_on && !gcli_dax_grows(c, f, n, off, &gi))
-		return gcli_dax_copy(c, f, gi, (void *)buf, n, off, true);
-	if (gcli_writeback(c))
-		return gcli_wb_write(c, f, buf, n, off);
 	page = vqf_gram_alloc(ram, n < c->wchunk ? n : c->wchunk, false);
 	if (!page)
 		return -ENOMEM;
@@ -421,13 +413,41 @@ static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
 	vqf_gram_release(ram, page);
 	/* Size and mtime moved on the server (fuse_write_update_attr). */
 	gcli_attr_inval(c, f->nodeid);
-	if (c->dax_on) {
-		/* DAX bounds copies by the size: keep it (no page cache) */
-		gcli_dax_size_grew(c, f->nodeid, (u64)off + done);
-		STAT_ADD(c, dax_extends, 1);
-	}
 	STAT_ADD(c, bytes_written, done);
 	return (ssize_t)done;
+}
+
+static ssize_t do_pwrite(struct vqf_gcli *c, struct gfile *f,
+			 const void *buf, size_t n, off_t off)
+{
+	struct gdax_inode *gi;
+	ssize_t done;
+	u64 size;
+	int ret;
+
+	if (f->dir)
+		return -EISDIR;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (off < 0)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	ret = kill_privs(c, f);
+	if (ret)
+		return ret;
+	if (c->dax_on && !gcli_dax_grows(c, f, n, off, &gi, &size))
+		return gcli_dax_copy(c, f, gi, (void *)buf, n, off, true,
+				     size);
+	if (gcli_writeback(c))
+		return gcli_wb_write(c, f, buf, n, off);
+	done = gcli_fuse_pwrite(c, f, buf, n, off);
+	if (c->dax_on && done > 0) {
+		/* DAX bounds copies by the size: keep it (no page cache) */
+		gcli_dax_size_grew(c, f->nodeid, (u64)off + (u64)done);
+		STAT_ADD(c, dax_extends, 1);
+	}
+	return done;
 }
 
 ssize_t vqf_gcli_pread(struct vqf_gcli *c, int fd, void *buf, size_t n,

@@ -212,11 +212,16 @@ ssize_t gcli_wb_write(struct vqf_gcli *c, struct gfile *f, const void *buf,
 void gcli_dax_truncate(struct vqf_gcli *c, u64 nodeid, u64 size);
 ssize_t gcli_dax_copy(struct vqf_gcli *c, struct gfile *f,
 		      struct gdax_inode *gi, void *buf, size_t n, off_t off,
-		      bool write);
+		      bool write, u64 size);
 ssize_t gcli_dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 		       size_t n, off_t off);
 bool gcli_dax_grows(struct vqf_gcli *c, struct gfile *f, size_t n,
-		    off_t off, struct gdax_inode **gi);
+		    off_t off, struct gdax_inode **gi, u64 *size);
+/* READ/WRITE requests for @n bytes at @off, no page cache (gcli_file.c) */
+ssize_t gcli_fuse_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
+			size_t n, off_t off);
+ssize_t gcli_fuse_pwrite(struct vqf_gcli *c, struct gfile *f,
+			 const void *buf, size_t n, off_t off);
 void gcli_dax_size_grew(struct vqf_gcli *c, u64 nodeid, u64 end);
 int gcli_dax_isize(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size);
 bool gcli_dax_file_put(struct vqf_gcli *c, struct gmfile *mf);

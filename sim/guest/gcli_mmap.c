@@ -70,28 +70,63 @@ static int dax_size(struct vqf_gcli *c, struct gfile *f, u64 *size,
 	return ret;
 }
 
+/*
+ * The bytes of the range holding @off that dax=auto's policy sent
+ * through FUSE: READ/WRITE, direct (the window and a page cache would be
+ * two guest copies of one host page; the host's page cache, which the
+ * window maps, keeps both paths coherent).
+ */
+static ssize_t dax_fuse_io(struct vqf_gcli *c, struct gfile *f, u8 *buf,
+			   size_t n, off_t off, bool write)
+{
+	u64 rs = vqf_dax_range_size(&c->dax.w);
+	u64 end = ((u64)off & ~(rs - 1)) + rs;
+
+	if (n > end - (u64)off)
+		n = (size_t)(end - (u64)off);
+	return write ? gcli_fuse_pwrite(c, f, buf, n, off) :
+		       gcli_fuse_pread(c, f, buf, n, off);
+}
+
 /* The copy itself, once the size allows it. */
 ssize_t gcli_dax_copy(struct vqf_gcli *c, struct gfile *f,
 		      struct gdax_inode *gi, void *buf, size_t n, off_t off,
-		      bool write)
+		      bool write, u64 size)
 {
-	ssize_t r;
+	size_t done = 0, win = 0;
+	bool fuse, fused = false;
+	ssize_t r = 0;
 
 	if (!gi)
 		return -ESTALE;
-	r = gdax_copy(&c->dax, gi, f->fh, buf, n, (u64)off, write);
-	if (r > 0) {
-		pthread_mutex_lock(&c->slock);
-		if (write) {
-			c->st.bytes_written += (u64)r;
-			c->st.dax_writes++;
-		} else {
-			c->st.bytes_read += (u64)r;
-			c->st.dax_reads++;
-		}
-		pthread_mutex_unlock(&c->slock);
+	while (done < n) {
+		r = gdax_copy(&c->dax, gi, f->fh, (u8 *)buf + done, n - done,
+			      (u64)off + done, write, size, &fuse);
+		if (r < 0)
+			break;
+		done += (size_t)r;
+		win += (size_t)r;
+		if (!fuse)
+			break;
+		fused = true;
+		r = dax_fuse_io(c, f, (u8 *)buf + done, n - done,
+				off + (off_t)done, write);
+		if (r <= 0)
+			break;
+		done += (size_t)r;
 	}
-	return r;
+	pthread_mutex_lock(&c->slock);
+	if (write) {
+		c->st.bytes_written += win;
+		c->st.dax_writes += win > 0;
+		c->st.dax_fuse_writes += fused;
+	} else {
+		c->st.bytes_read += win;
+		c->st.dax_reads += win > 0;
+		c->st.dax_fuse_reads += fused;
+	}
+	pthread_mutex_unlock(&c->slock);
+	return done ? (ssize_t)done : r;
 }
 
 /* read() through the window, bounded by the size (past EOF is SIGBUS). */
@@ -109,7 +144,7 @@ ssize_t gcli_dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
 		return 0;
 	if (n > size - (u64)off)
 		n = (size_t)(size - (u64)off);
-	return gcli_dax_copy(c, f, gi, buf, n, off, false);
+	return gcli_dax_copy(c, f, gi, buf, n, off, false, size);
 }
 
 /*
@@ -120,11 +155,9 @@ ssize_t gcli_dax_pread(struct vqf_gcli *c, struct gfile *f, void *buf,
  * writes go through the window.  A size we cannot learn: WRITE too.
  */
 bool gcli_dax_grows(struct vqf_gcli *c, struct gfile *f, size_t n,
-		    off_t off, struct gdax_inode **gi)
+		    off_t off, struct gdax_inode **gi, u64 *size)
 {
-	u64 size;
-
-	return dax_size(c, f, &size, gi) || (u64)off + n > size;
+	return dax_size(c, f, size, gi) || (u64)off + n > *size;
 }
 
 /* fuse_write_update_attr(): the size a WRITE that grew the file made. */

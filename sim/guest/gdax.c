@@ -342,6 +342,15 @@ int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
 	return 0;
 }
 
+int gdax_set_auto(struct gdax *x, const struct vqf_dax_policy *p)
+{
+	int ret = p ? vqf_dax_window_set_policy(&x->w, p) : 0;
+
+	if (!ret)
+		x->auto_on = true;
+	return ret;
+}
+
 void gdax_fini(struct gdax *x)
 {
 	if (!x->ranges)
@@ -449,7 +458,15 @@ static void rwc_install(struct gdax *x, struct gdax_inode *gi, u64 r0,
 		gi->rwc = calloc(x->rwc_n, sizeof(*gi->rwc));
 	p = gi->rwc ? &gi->rwc[k].e : NULL;
 	if (p && !p->pins) {
-		p->addr = x->base + map->moffset - (pos - r0);
+		u8 *addr = x->base + map->moffset - (pos - r0);
+
+		/*
+		 * A new entry: its first hit goes the full way, so that lib
+		 * sees the range used again (dax=auto's thrash signal).
+		 */
+		if (p->addr != addr || gi->rwc[k].r0 != r0)
+			gi->rwc[k].hits = GDAX_RWC_LRU - 1;
+		p->addr = addr;
 		p->limit = r0 + vqf_dax_range_size(&x->w);
 		p->writable = map->writable;
 		gi->rwc[k].r0 = r0;
@@ -482,13 +499,25 @@ static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
 	return p;
 }
 
+/* The policy's clock: one tick per question asked. */
+static u64 gdax_tick(struct gdax *x)
+{
+	u64 now;
+
+	pthread_mutex_lock(&x->slock);
+	now = x->clock++;
+	pthread_mutex_unlock(&x->slock);
+	return now;
+}
+
 ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
-		  size_t n, u64 off, bool write)
+		  size_t n, u64 off, bool write, u64 size, bool *fuse)
 {
 	u64 rs = vqf_dax_range_size(&x->w);
 	u8 *buf = data, *win;
 	size_t done = 0;
 
+	*fuse = false;
 	tls_fh = fh;
 	while (done < n) {
 		u64 pos = off + done, r0 = pos & ~(rs - 1);
@@ -511,8 +540,23 @@ ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *data,
 			done += take;
 			continue;
 		}
-		ret = vqf_dax_map_begin(&x->w, &gi->di, pos,
-					write ? VQF_DAX_MAP_WRITE : 0, &map);
+		if (x->auto_on) {
+			struct vqf_dax_hint h = {
+				.size = size, .now = gdax_tick(x), .len = take,
+			};
+
+			ret = vqf_dax_map_begin_auto(&x->w, &gi->di, pos,
+						     write ? VQF_DAX_MAP_WRITE :
+						     0, &h, &map);
+			if (ret == VQF_DAX_USE_FUSE) {
+				*fuse = true;
+				return (ssize_t)done;
+			}
+		} else {
+			ret = vqf_dax_map_begin(&x->w, &gi->di, pos,
+						write ? VQF_DAX_MAP_WRITE : 0,
+						&map);
+		}
 		if (ret)
 			return done ? (ssize_t)done : ret;
 		win = x->base + map.moffset;

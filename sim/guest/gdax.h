@@ -71,8 +71,15 @@ struct gdax {
 	int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh, u64 *size);
 	void *ctx;
 	u32 rwc_n;			/* entries per inode read/write cache */
-	pthread_mutex_t slock;		/* mm */
+	pthread_mutex_t slock;		/* mm, clock */
 	struct vqf_gcli_mm_stats mm;
+	/*
+	 * dax=auto: read()/write() ask lib's policy before mapping (mmap
+	 * always maps).  Its clock (slock) counts those questions: window
+	 * accesses to unmapped bytes.
+	 */
+	bool auto_on;
+	u64 clock;
 };
 
 /* One page-table entry: the part of a DAX range a vma shows. */
@@ -140,6 +147,11 @@ int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
 			   u64 *size),
 	      void *ctx);
 void gdax_fini(struct gdax *x);
+/*
+ * dax=auto with @p's thresholds (NULL: lib's defaults); before any I/O.
+ * 0 or -EINVAL (vqf_dax_window_set_policy()).
+ */
+int gdax_set_auto(struct gdax *x, const struct vqf_dax_policy *p);
 
 void gdax_inode_init(struct gdax_inode *gi, u64 nodeid);
 /*
@@ -152,13 +164,15 @@ long gdax_inode_evict(struct gdax *x, struct gdax_inode *gi);
 
 /*
  * Copies through the window, into @buf or (@write) from it.  The caller
- * bounds @n by the file size (a load past EOF in a mapping is SIGBUS)
- * and, for a write, has extended the file first.  @fh: an open handle of
- * the file (read-write for a write) that SETUPMAPPING names.  Returns
- * bytes or -errno.
+ * bounds @n by the file size @size (a load past EOF in a mapping is
+ * SIGBUS) and, for a write, has extended the file first.  @fh: an open
+ * handle of the file (read-write for a write) that SETUPMAPPING names.
+ * Returns bytes or -errno.  Under dax=auto it stops where the policy
+ * sends unmapped bytes through FUSE, and sets *@fuse: the caller serves
+ * the rest of that range with READ/WRITE and calls again after it.
  */
 ssize_t gdax_copy(struct gdax *x, struct gdax_inode *gi, u64 fh, void *buf,
-		  size_t n, u64 off, bool write);
+		  size_t n, u64 off, bool write, u64 size, bool *fuse);
 /*
  * Truncation to @size: every page-table entry of @gi zapped (waiting for
  * accesses in progress), ranges past @size removed (REMOVEMAPPING).

@@ -76,6 +76,14 @@ struct vqf_gcli_cfg {
 	u64 dax_window;
 	u64 dax_range;
 	/*
+	 * dax=auto (docs/dax.md, "Policy"): read() and write() map only
+	 * where lib/vqf_dax's policy says it pays, and go through READ/
+	 * WRITE (direct, uncached) elsewhere; mmap always maps.  false:
+	 * dax=always.  @dax_policy: its thresholds (NULL: lib's defaults).
+	 */
+	bool dax_auto;
+	const struct vqf_dax_policy *dax_policy;
+	/*
 	 * cache=shared: the device's version table (its shared memory region
 	 * VQF_VIRTIO_FS_SHMCAP_ID_VERSION, read-only) and its size.  Used
 	 * only if the driver asked for it at INIT (vqf_gdrv_cfg.
@@ -110,6 +118,11 @@ struct vqf_gcli_stats {
 	u64 dax_reads;		/* read() calls served through the window */
 	u64 dax_writes;		/* write() calls served through the window */
 	u64 dax_extends;	/* DAX writes growing the file: sent as WRITE */
+	/* dax=auto: read()/write() calls the policy sent (in part) through
+	 * READ/WRITE instead of the window.
+	 */
+	u64 dax_fuse_reads;
+	u64 dax_fuse_writes;
 	/* cache=shared: the table's verdicts (lib's own counters are in
 	 * vqf_gcli_get_ver_stats()).
 	 */
