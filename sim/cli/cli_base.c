@@ -208,9 +208,10 @@ int vqf_cli_walk(const struct vqf_cli_spec *spec, int argc, char **argv,
 			return vqf_cli_bad_usage("%s: unexpected argument "
 						 "'%s'", spec->cmd, a);
 		if (kind == OPT_FLAG) {
-			ret = no_value(name, val);
+			ret = val && listed(spec->valued, name) ? 0 :
+			      no_value(name, val);
 			if (!ret)
-				ret = spec->set(o, name, NULL, NULL);
+				ret = spec->set(o, name, val, NULL);
 			if (ret)
 				return ret;
 			continue;

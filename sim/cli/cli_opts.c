@@ -119,11 +119,25 @@ int vqf_cli_check_machine(unsigned int queue_size,
 	return 0;
 }
 
-void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
+int vqf_cli_parse_dax(const char *val, bool *dax, bool *dax_auto)
+{
+	if (!val || !strcmp(val, "always"))
+		*dax_auto = false;
+	else if (!strcmp(val, "auto"))
+		*dax_auto = true;
+	else
+		return vqf_cli_bad_usage("--dax: unknown mode '%s' (always, "
+					 "auto)", val);
+	*dax = true;
+	return 0;
+}
+
+void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax, bool dax_auto,
 		     unsigned long long dax_window)
 {
 	if (!dax)
 		return;
 	sc->dax_window = dax_window ? dax_window : 64ull << 20;
 	sc->dax_guest = true;
+	sc->cli.dax_auto = dax_auto;
 }

@@ -49,8 +49,13 @@ int vqf_cli_parse_backend(const char *name, const char *val,
 int vqf_cli_check_machine(unsigned int queue_size,
 			  unsigned long long dax_window, bool dax,
 			  enum vqf_sim_fs fs);
-/* --dax [--dax-window W] into @sc (W 0: 64 MiB). */
-void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax,
+/*
+ * --dax[=MODE]'s value (NULL: none given): "always" (as none) or "auto"
+ * into *@dax_auto, and *@dax set.  0, or a usage status after a message.
+ */
+int vqf_cli_parse_dax(const char *val, bool *dax, bool *dax_auto);
+/* --dax[=auto] [--dax-window W] into @sc (W 0: 64 MiB). */
+void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax, bool dax_auto,
 		     unsigned long long dax_window);
 
 /* vqfuse-sim mount ARGS (argv after "mount"); returns the exit status. */

@@ -49,6 +49,9 @@ struct vqf_cli_table {
  * as "-x value", "-xvalue" or "-x=value" (flags: "-x" alone).
  * @cmd: "run", "mount", ... for messages.
  * @flags: NULL-terminated names of options that take no value.
+ * @valued: NULL-terminated names among @flags that may also be given a
+ *	value, as "--name=value" only (a following argument is never
+ *	taken as theirs): @set gets the value, or NULL without one.
  * @strs: NULL-terminated names of options that take any string.
  * @nums, @nnums: options that take a number in a range.
  * @more: a second table looked up after the first, for a command that
@@ -63,6 +66,7 @@ struct vqf_cli_table {
 struct vqf_cli_spec {
 	const char *cmd;
 	const char *const *flags;
+	const char *const *valued;
 	const char *const *strs;
 	const struct vqf_cli_num_opt *nums;
 	size_t nnums;

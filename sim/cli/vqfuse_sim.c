@@ -89,8 +89,14 @@ static void usage(FILE *f)
 "  --cache MODE, --writeback, --timeout SECONDS: see below\n"
 "  --plot FILE.png     also draw ops/s per phase (and per cache mode) as a\n"
 "                      bar chart with gnuplot (gnuplot-nox on Debian)\n"
-"  --dax               file data through a DAX cache window (SETUPMAPPING\n"
-"                      and copies through the window, no READ/WRITE)\n"
+"  --dax[=MODE]        file data through a DAX cache window (SETUPMAPPING\n"
+"                      and copies through the window, no READ/WRITE);\n"
+"                      MODE always (the default) maps every byte read or\n"
+"                      written; auto maps where it pays: a file whose\n"
+"                      ranges are reclaimed before they are used again\n"
+"                      backs off to READ/WRITE for a while, a small file\n"
+"                      is read through READ until it is used again;\n"
+"                      mmap always maps (docs/dax.md, \"Policy\")\n"
 "  --dax-window SIZE   the window, a power of two (default 64M; implies\n"
 "                      --dax)\n"
 "  --trace FILE        write every request's life (queued, on the ring,\n"
@@ -189,7 +195,7 @@ struct run_opts {
 	unsigned int queues, queue_size, threads;
 	unsigned int poll_us;		/* --poll-us (0: off) */
 	unsigned long long ram;
-	bool json, quiet, inline_kick, dax, handoff;
+	bool json, quiet, inline_kick, dax, dax_auto, handoff;
 	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
@@ -260,7 +266,7 @@ static int run_set(void *arg, const char *name, const char *val,
 	else if (!strcmp(name, "--handoff"))
 		o->handoff = true;
 	else if (!strcmp(name, "--dax"))
-		o->dax = true;
+		return vqf_cli_parse_dax(val, &o->dax, &o->dax_auto);
 	else if (!strcmp(name, "--writeback"))
 		o->writeback = true;
 	else if (!strcmp(name, "--json"))
@@ -302,12 +308,14 @@ static const char *const run_flags[] = {
 	"--inline", "--handoff", "--writeback", "--dax", "--json", "--quiet",
 	NULL
 };
+static const char *const run_valued[] = { "--dax", NULL };
 static const char *const run_strs[] = {
 	"--shared", "--connect", "--backend", "--workload", "--cache",
 	"--timeout", "--plot", "--trace", NULL
 };
 static const struct vqf_cli_spec run_spec = {
-	.cmd = "run", .flags = run_flags, .strs = run_strs,
+	.cmd = "run", .flags = run_flags, .valued = run_valued,
+	.strs = run_strs,
 	.nums = num_opts, .nnums = sizeof(num_opts) / sizeof(*num_opts),
 	.set = run_set,
 };
@@ -971,7 +979,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.ram = o->ram;
 	sc.guests = o->guests;
-	vqf_cli_dax_cfg(&sc, o->dax, o->dax_window);
+	vqf_cli_dax_cfg(&sc, o->dax, o->dax_auto, o->dax_window);
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {

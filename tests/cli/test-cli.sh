@@ -106,6 +106,7 @@ for o in --shared --queues --threads --workload --files --size --bs \
 	 auto+wb always+wb shared --guests --poll-us --handoff; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
+grep -q -- "--dax\[=MODE\]" "$OUT" || fail "--help does not document --dax=MODE"
 expect 0 "help" help
 expect 0 "run --help" run --help
 expect 0 "--version" --version
@@ -383,6 +384,16 @@ assert d["ok"], d
 PY
 expect_usage "--dax-window" run --shared "$D" --dax-window 3M
 expect_usage "--dax" run --shared "$D" --dax --backend passthrough_ll
+# --dax=auto (the policy), --dax=always (as --dax); nothing else.
+expect 0 "dax=auto randread" run --shared "$D" --workload randread \
+	--size 8M --dax=auto --dax-window 4M --quiet
+check_dir "dax=auto randread"
+expect 0 "dax=always smallfile" run --shared "$D" --files 5 \
+	--dax=always --quiet
+expect_usage "unknown mode 'sometimes'" run --shared "$D" --dax=sometimes
+expect_usage "unknown mode ''" run --shared "$D" --dax=
+expect_usage "unexpected argument 'auto'" run --shared "$D" --dax auto
+expect_usage "--inline takes no value" run --shared "$D" --inline=yes
 
 # An empty shared directory stays empty.
 mkdir "$T/empty"
