@@ -246,6 +246,7 @@ void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size)
 	p->sample = VQF_DAX_POL_SAMPLE_DEFAULT;
 	p->backoff = VQF_DAX_POL_BACKOFF_DEFAULT;
 	p->backoff_shift_max = VQF_DAX_POL_SHIFT_MAX_DEFAULT;
+	p->range_size = range_size;
 }
 
 int vqf_dax_window_set_policy(struct vqf_dax_window *w,
@@ -256,6 +257,7 @@ int vqf_dax_window_set_policy(struct vqf_dax_window *w,
 		return -EINVAL;
 	w_lock(w);
 	w->policy = *p;
+	w->policy.range_size = vqf_dax_range_size(w);
 	w_unlock(w);
 	return 0;
 }
@@ -269,14 +271,26 @@ void vqf_dax_inode_policy(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 }
 
 /*
- * Enough of the inode's recent setups were reclaimed unused.  64-bit
- * products: the counts saturate at U32_MAX, the percentages are <= 100.
+ * Enough of the recent setups were reclaimed unused (at least @min).
+ * 64-bit products: the counts saturate at U32_MAX, percentages <= 100.
  */
 static bool dax_pol_thrashing(const struct vqf_dax_policy *p,
-			      const struct vqf_dax_pstate *s)
+			      const struct vqf_dax_pstate *s, u32 min)
 {
-	return p->thrash_pct && s->wasted >= p->thrash_min &&
+	return p->thrash_pct && s->wasted >= min &&
 	       (u64)s->wasted * 100 >= (u64)p->thrash_pct * s->setups;
+}
+
+/* thrash_min, or the ranges a file of @size bytes has if fewer. */
+static u32 dax_pol_min(const struct vqf_dax_policy *p, u64 size)
+{
+	u64 rs = p->range_size;
+	u32 min = p->thrash_min;
+
+	if (!rs || !VQF_IS_POW2(rs) || !min || rs > DAX_U64_MAX / min ||
+	    size >= (u64)min * rs)
+		return min;
+	return size ? (u32)((size - 1) >> __builtin_ctzll(rs)) + 1 : 1;
 }
 
 /* A SETUPMAPPING for the inode went through: its sample moves on. */
@@ -288,7 +302,7 @@ static void dax_pol_setup_locked(const struct vqf_dax_policy *p,
 	if (s->setups < p->sample)
 		return;
 	/* a sample that ended without thrash earns back one level */
-	if (!dax_pol_thrashing(p, s) && s->level)
+	if (!dax_pol_thrashing(p, s, p->thrash_min) && s->level)
 		s->level--;
 	s->setups /= 2;
 	s->wasted /= 2;
@@ -306,44 +320,65 @@ static u64 dax_pol_backoff(const struct vqf_dax_policy *p, u8 level, u64 now)
 	return len > DAX_U64_MAX - now ? DAX_U64_MAX : now + len;
 }
 
+/*
+ * Still backing off at @now; if the backoff is over, end it with a fresh
+ * sample (what was wasted meanwhile was mapped before it began).
+ */
+static bool dax_pol_backing(struct vqf_dax_pstate *s, u64 now)
+{
+	if (!s->backed)
+		return false;
+	if (now < s->until)
+		return true;
+	s->backed = false;
+	s->setups = 0;
+	s->wasted = 0;
+	return false;
+}
+
+/* Thrash found at @now: back off, longer each time in a row. */
+static void dax_pol_arm(const struct vqf_dax_policy *p,
+			struct vqf_dax_pstate *s, u64 now)
+{
+	s->until = dax_pol_backoff(p, s->level, now);
+	s->backed = true;
+	if (s->level < 0xff)
+		s->level++;
+	s->setups = 0;
+	s->wasted = 0;
+}
+
 enum vqf_dax_why vqf_dax_policy_decide(const struct vqf_dax_policy *p,
+				       const struct vqf_dax_pstate *crowd,
 				       const struct vqf_dax_pstate *cur,
 				       const struct vqf_dax_hint *h,
+				       struct vqf_dax_pstate *crowd_next,
 				       struct vqf_dax_pstate *next)
 {
-	struct vqf_dax_pstate s = *cur;
+	struct vqf_dax_pstate s = *cur, g = *crowd;
 	enum vqf_dax_why why = VQF_DAX_WHY_WINDOW;
 
 	if (s.uses < DAX_U32_MAX)
 		s.uses++;
+	s.small = p->small_size && h->size < p->small_size;
 	if (h->flags & VQF_DAX_HINT_MMAP) {
 		why = VQF_DAX_WHY_MMAP;
-		goto out;
-	}
-	if (s.backed) {
-		if (h->now < s.until) {
-			why = VQF_DAX_WHY_BACKOFF;
-			goto out;
-		}
-		/* probation: what was wasted meanwhile was mapped before */
-		s.backed = false;
-		s.setups = 0;
-		s.wasted = 0;
-	}
-	if (dax_pol_thrashing(p, &s)) {
-		s.until = dax_pol_backoff(p, s.level, h->now);
-		s.backed = true;
-		if (s.level < 0xff)
-			s.level++;
-		s.setups = 0;
-		s.wasted = 0;
+	} else if (dax_pol_backing(&s, h->now)) {
+		why = VQF_DAX_WHY_BACKOFF;
+	} else if (dax_pol_thrashing(p, &s, dax_pol_min(p, h->size))) {
+		dax_pol_arm(p, &s, h->now);
 		why = VQF_DAX_WHY_THRASH;
-		goto out;
+	} else if (s.small) {
+		if (dax_pol_backing(&g, h->now)) {
+			why = VQF_DAX_WHY_CROWD;
+		} else if (dax_pol_thrashing(p, &g, p->thrash_min)) {
+			dax_pol_arm(p, &g, h->now);
+			why = VQF_DAX_WHY_CROWD;
+		} else if (cur->uses < p->small_uses) {
+			why = VQF_DAX_WHY_SMALL;
+		}
 	}
-	if (p->small_size && h->size < p->small_size &&
-	    cur->uses < p->small_uses)
-		why = VQF_DAX_WHY_SMALL;
-out:
+	*crowd_next = g;
 	*next = s;
 	return why;
 }
@@ -397,6 +432,8 @@ static void dax_make_busy_locked(struct vqf_dax_window *w,
 	dl_add_tail(&r->link, &w->busy_list);
 	w->nr_busy++;
 	dax_pol_setup_locked(&w->policy, &di->pol);
+	if (di->pol.small)
+		dax_pol_setup_locked(&w->policy, &w->crowd);
 }
 
 /* BUSY -> DETACHED; M(owner) exclusive (or eviction). */
@@ -520,6 +557,8 @@ static int dax_teardown_locked(struct vqf_dax_window *w,
 		w->stats.wasted++;
 		if (di->pol.wasted < DAX_U32_MAX)
 			di->pol.wasted++;
+		if (di->pol.small && w->crowd.wasted < DAX_U32_MAX)
+			w->crowd.wasted++;
 	}
 	dax_detach_busy_locked(w, r);
 	w_unlock(w);
@@ -772,7 +811,8 @@ static bool dax_pol_consult(struct vqf_dax_window *w,
 
 	w_lock(w);
 	*used = w->policy.used_bytes && hint->len >= w->policy.used_bytes;
-	why = vqf_dax_policy_decide(&w->policy, &di->pol, hint, &di->pol);
+	why = vqf_dax_policy_decide(&w->policy, &w->crowd, &di->pol, hint,
+				    &w->crowd, &di->pol);
 	switch (why) {
 	case VQF_DAX_WHY_MMAP:
 		counter = &w->stats.pol_mmap;
@@ -785,6 +825,9 @@ static bool dax_pol_consult(struct vqf_dax_window *w,
 		break;
 	case VQF_DAX_WHY_BACKOFF:
 		counter = &w->stats.pol_backoff;
+		break;
+	case VQF_DAX_WHY_CROWD:
+		counter = &w->stats.pol_crowd;
 		break;
 	default:
 		counter = &w->stats.pol_window;

@@ -125,6 +125,9 @@ struct vqf_dax_range {
  * @level: consecutive thrash verdicts; the next backoff is
  *	backoff << min(level, backoff_shift_max).
  * @backed: the inode is backing off (its unmapped bytes go through FUSE).
+ * @small: the last decision found the file small; its setups and wasted
+ *	ranges also count for the window's small files (the crowd).
+ * The window's crowd has the same state (its @uses and @small unused).
  */
 struct vqf_dax_pstate {
 	u64 until;
@@ -133,6 +136,7 @@ struct vqf_dax_pstate {
 	u32 uses;
 	u8 level;
 	bool backed;
+	bool small;
 };
 
 /*
@@ -283,7 +287,8 @@ struct vqf_dax_config {
  *    range, or in large I/Os - never wastes a range and never backs off:
  *    that case pays (one SETUPMAPPING per range, not per read).
  *
- *  - Thrash: at least thrash_min ranges wasted and wasted * 100 >=
+ *  - Thrash: at least thrash_min ranges wasted (or as many as the file
+ *    has ranges, if fewer: a small file has one) and wasted * 100 >=
  *    thrash_pct * setups.
  *
  *  - The sample fades: every `sample` setups both counts halve, so a
@@ -299,6 +304,14 @@ struct vqf_dax_config {
  *    small_uses decisions answered FUSE; only reuse maps.  The count is
  *    the inode's (it lives as long as the inode is cached), so a file
  *    opened and read again later maps.
+ *
+ *  - The crowd: many small files each take a whole range for a few
+ *    bytes, so a working set of them larger than the window thrashes it
+ *    while no one inode wastes enough to tell (each maps once or twice).
+ *    The window therefore keeps one more state, of all small files
+ *    together (setups and wasted ranges of inodes whose last decision
+ *    found them small), judged and backed off by the same rules: while
+ *    it backs off, no small file maps (VQF_DAX_WHY_CROWD).
  *
  *  - dax=always does not call the policy at all (vqf_dax_map_begin()):
  *    its meaning is unchanged, and the hits and wasted ranges are still
@@ -320,6 +333,8 @@ struct vqf_dax_config {
  * @sample: setups after which @setups and @wasted halve (at least 1).
  * @backoff: the first backoff, in units of the caller's clock (hint->now).
  * @backoff_shift_max: a backoff is at most backoff << this (at most 32).
+ * @range_size: the window's range size; vqf_dax_window_set_policy()
+ *	sets it (the thrash minimum of a file with fewer ranges).
  */
 struct vqf_dax_policy {
 	u64 small_size;
@@ -330,6 +345,7 @@ struct vqf_dax_policy {
 	u32 sample;
 	u64 backoff;
 	u32 backoff_shift_max;
+	u64 range_size;
 };
 
 /* Counters, all under W; read a consistent copy with vqf_dax_stats_read(). */
@@ -360,6 +376,7 @@ struct vqf_dax_stats {
 	u64 pol_small;		/* ... FUSE: small file, not reused yet */
 	u64 pol_thrash;		/* ... FUSE: thrash found, backoff started */
 	u64 pol_backoff;	/* ... FUSE: backoff still running */
+	u64 pol_crowd;		/* ... FUSE: small files thrash the window */
 	u64 wasted;		/* ranges reclaimed with no hit since setup */
 };
 
@@ -382,6 +399,7 @@ struct vqf_dax_window {
 	u32 nr_busy;			/* W */
 	struct vqf_dax_stats stats;	/* W */
 	struct vqf_dax_policy policy;	/* W to write */
+	struct vqf_dax_pstate crowd;	/* W: small files (DAX POLICY) */
 };
 
 /* vqf_dax_map_begin() flags */
@@ -555,7 +573,7 @@ int vqf_dax_inode_check(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 #define VQF_DAX_POL_THRASH_MIN_DEFAULT	8
 #define VQF_DAX_POL_THRASH_PCT_DEFAULT	50
 #define VQF_DAX_POL_SAMPLE_DEFAULT	64
-#define VQF_DAX_POL_BACKOFF_DEFAULT	1024
+#define VQF_DAX_POL_BACKOFF_DEFAULT	4096
 #define VQF_DAX_POL_SHIFT_MAX_DEFAULT	6
 
 /* vqf_dax_hint.flags */
@@ -583,6 +601,7 @@ enum vqf_dax_why {
 	VQF_DAX_WHY_SMALL,	/* FUSE: small file, not used often enough */
 	VQF_DAX_WHY_THRASH,	/* FUSE: thrash found now, backoff started */
 	VQF_DAX_WHY_BACKOFF,	/* FUSE: backing off */
+	VQF_DAX_WHY_CROWD,	/* FUSE: small files thrash the window */
 };
 
 /* vqf_dax_why_fuse() - @why sends the bytes through FUSE READ/WRITE. */
@@ -598,8 +617,9 @@ static inline bool vqf_dax_why_fuse(enum vqf_dax_why why)
 void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size);
 
 /*
- * vqf_dax_window_set_policy() - install @p in @w (under W; any time).
- * vqf_dax_window_init() installs vqf_dax_policy_default().  Returns 0, or
+ * vqf_dax_window_set_policy() - install @p in @w (under W; any time),
+ * with @w's range_size.  vqf_dax_window_init() installs
+ * vqf_dax_policy_default().  Returns 0, or
  * -EINVAL: thrash_pct > 100, thrash_min or sample 0, backoff_shift_max
  * > 32.
  */
@@ -608,13 +628,16 @@ int vqf_dax_window_set_policy(struct vqf_dax_window *w,
 
 /*
  * vqf_dax_policy_decide() - the decision for an access to unmapped bytes
- * of an inode in state @cur: a pure function (no lock, no side effect).
- * @next receives the inode's state after the decision (@next may be
- * @cur).  Returns why; vqf_dax_why_fuse() tells map from FUSE.
+ * of an inode in state @cur, the window's small files in state @crowd: a
+ * pure function (no lock, no side effect).  @next and @crowd_next
+ * receive the states after the decision (they may be @cur and @crowd).
+ * Returns why; vqf_dax_why_fuse() tells map from FUSE.
  */
 enum vqf_dax_why vqf_dax_policy_decide(const struct vqf_dax_policy *p,
+				       const struct vqf_dax_pstate *crowd,
 				       const struct vqf_dax_pstate *cur,
 				       const struct vqf_dax_hint *h,
+				       struct vqf_dax_pstate *crowd_next,
 				       struct vqf_dax_pstate *next);
 
 /* vqf_dax_map_begin_auto(): serve these bytes through FUSE instead. */

@@ -199,9 +199,9 @@ static void test_thrash_backs_off(void **state)
 	assert_int_equal(reads, ds.pol_thrash + ds.pol_backoff);
 
 	/*
-	 * Still backing off (the clock counts window accesses the slow way:
-	 * the streaming below would end the backoff): an overwrite of
-	 * unmapped bytes is a WRITE.
+	 * Still backing off (the clock counts window accesses the slow way,
+	 * so the streaming below could end a short backoff): an overwrite
+	 * of unmapped bytes is a WRITE.
 	 */
 	{
 		u64 w0 = e2e_sent(e, FUSE_WRITE);

@@ -26,6 +26,7 @@ static const struct vqf_dax_policy P = {
 	.sample = 64,
 	.backoff = 100,
 	.backoff_shift_max = 3,
+	.range_size = 1 << 20,
 };
 
 struct dcase {
@@ -34,26 +35,69 @@ struct dcase {
 	struct vqf_dax_hint h;
 	enum vqf_dax_why why;
 	struct vqf_dax_pstate next;
+	struct vqf_dax_pstate crowd, crowd_next;
 };
 
 #define BIG	(1ULL << 30)
+
+/* Cases leave the crowd out when it plays no part: zero, as C says. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static const struct dcase dcases[] = {
 	{ "fresh big file maps", { 0 }, { BIG, 5, 0, 0 },
 	  VQF_DAX_WHY_WINDOW, { .uses = 1 } },
 	{ "small file, first use: FUSE", { 0 }, { 999, 5, 0, 0 },
-	  VQF_DAX_WHY_SMALL, { .uses = 1 } },
+	  VQF_DAX_WHY_SMALL, { .uses = 1, .small = true } },
 	{ "small file, second use: FUSE", { .uses = 1 }, { 999, 5, 0, 0 },
-	  VQF_DAX_WHY_SMALL, { .uses = 2 } },
+	  VQF_DAX_WHY_SMALL, { .uses = 2, .small = true } },
 	{ "small file, third use maps", { .uses = 2 }, { 999, 5, 0, 0 },
-	  VQF_DAX_WHY_WINDOW, { .uses = 3 } },
-	{ "size == small_size is not small", { 0 }, { 1000, 5, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 3, .small = true } },
+	{ "size == small_size is not small", { .small = true },
+	  { 1000, 5, 0, 0 },
 	  VQF_DAX_WHY_WINDOW, { .uses = 1 } },
 	{ "empty file is small", { 0 }, { 0, 5, 0, 0 },
-	  VQF_DAX_WHY_SMALL, { .uses = 1 } },
+	  VQF_DAX_WHY_SMALL, { .uses = 1, .small = true } },
 	{ "mmap of a small file maps at once", { 0 },
 	  { 10, 5, 0, VQF_DAX_HINT_MMAP },
-	  VQF_DAX_WHY_MMAP, { .uses = 1 } },
+	  VQF_DAX_WHY_MMAP, { .uses = 1, .small = true } },
+	{ "small file with a wasted range: its own thrash",
+	  { .uses = 3, .setups = 1, .wasted = 1 }, { 10, 5, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 105, .backed = true, .level = 1, .uses = 4,
+	    .small = true } },
+	{ "two-range file thrashes at two wasted",
+	  { .setups = 4, .wasted = 2 }, { 2 << 20, 5, 0, 0 },
+	  VQF_DAX_WHY_THRASH,
+	  { .until = 105, .backed = true, .level = 1, .uses = 1 } },
+	{ "three-range file: not at two wasted",
+	  { .setups = 4, .wasted = 2 }, { (2 << 20) + 1, 5, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .setups = 4, .wasted = 2, .uses = 1 } },
+	{ "crowd thrashing: small file FUSE, crowd backs off",
+	  { .uses = 5 }, { 10, 7, 0, 0 },
+	  VQF_DAX_WHY_CROWD, { .uses = 6, .small = true },
+	  { .setups = 16, .wasted = 8, .level = 1 },
+	  { .until = 207, .backed = true, .level = 2 } },
+	{ "crowd backing off: small file FUSE",
+	  { .uses = 5 }, { 10, 7, 0, 0 },
+	  VQF_DAX_WHY_CROWD, { .uses = 6, .small = true },
+	  { .until = 8, .backed = true, .level = 1 },
+	  { .until = 8, .backed = true, .level = 1 } },
+	{ "crowd backoff over: small file maps, fresh crowd sample",
+	  { .uses = 5 }, { 10, 8, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 6, .small = true },
+	  { .until = 8, .backed = true, .level = 1, .setups = 3,
+	    .wasted = 3 },
+	  { .until = 8, .level = 1 } },
+	{ "crowd does not touch a big file",
+	  { .uses = 5 }, { BIG, 7, 0, 0 },
+	  VQF_DAX_WHY_WINDOW, { .uses = 6 },
+	  { .setups = 16, .wasted = 16, .backed = true, .until = 100 },
+	  { .setups = 16, .wasted = 16, .backed = true, .until = 100 } },
+	{ "crowd does not touch an mmap",
+	  { 0 }, { 10, 7, 0, VQF_DAX_HINT_MMAP },
+	  VQF_DAX_WHY_MMAP, { .uses = 1, .small = true },
+	  { .backed = true, .until = 100 },
+	  { .backed = true, .until = 100 } },
 	{ "mmap while backing off maps, backoff kept",
 	  { .until = 50, .backed = true, .level = 1 },
 	  { BIG, 5, 0, VQF_DAX_HINT_MMAP },
@@ -85,7 +129,8 @@ static const struct dcase dcases[] = {
 	{ "thrash beats the small-file rule",
 	  { .setups = 8, .wasted = 8 }, { 10, 7, 0, 0 },
 	  VQF_DAX_WHY_THRASH,
-	  { .until = 107, .backed = true, .level = 1, .uses = 1 } },
+	  { .until = 107, .backed = true, .level = 1, .uses = 1,
+	    .small = true } },
 	{ "repeated thrash doubles: level 2",
 	  { .setups = 8, .wasted = 8, .level = 2 }, { BIG, 1000, 0, 0 },
 	  VQF_DAX_WHY_THRASH,
@@ -111,12 +156,14 @@ static void check_state(const char *what, const struct vqf_dax_pstate *got,
 {
 	if (got->until != want->until || got->setups != want->setups ||
 	    got->wasted != want->wasted || got->uses != want->uses ||
-	    got->level != want->level || got->backed != want->backed)
-		fail_msg("%s: state until %llu setups %u wasted %u uses %u level %u backed %d, want %llu %u %u %u %u %d",
+	    got->level != want->level || got->backed != want->backed ||
+	    got->small != want->small)
+		fail_msg("%s: state until %llu setups %u wasted %u uses %u level %u backed %d small %d, want %llu %u %u %u %u %d %d",
 			 what, (unsigned long long)got->until, got->setups,
 			 got->wasted, got->uses, got->level, got->backed,
-			 (unsigned long long)want->until, want->setups,
-			 want->wasted, want->uses, want->level, want->backed);
+			 got->small, (unsigned long long)want->until,
+			 want->setups, want->wasted, want->uses, want->level,
+			 want->backed, want->small);
 }
 
 static void test_decide_table(void **state)
@@ -126,22 +173,31 @@ static void test_decide_table(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(dcases) / sizeof(dcases[0]); i++) {
 		const struct dcase *c = &dcases[i];
-		struct vqf_dax_pstate next, same = c->cur;
+		struct vqf_dax_pstate next, same = c->cur, gn;
+		struct vqf_dax_pstate gsame = c->crowd;
 		enum vqf_dax_why why;
+		char what[128];
 
 		memset(&next, 0xa5, sizeof(next));
-		why = vqf_dax_policy_decide(&P, &c->cur, &c->h, &next);
+		memset(&gn, 0xa5, sizeof(gn));
+		why = vqf_dax_policy_decide(&P, &c->crowd, &c->cur, &c->h, &gn,
+					    &next);
 		if (why != c->why)
 			fail_msg("%s: why %d, want %d", c->name, why, c->why);
 		check_state(c->name, &next, &c->next);
-		/* @next may be @cur */
-		why = vqf_dax_policy_decide(&P, &same, &c->h, &same);
+		snprintf(what, sizeof(what), "%s (crowd)", c->name);
+		check_state(what, &gn, &c->crowd_next);
+		/* @next may be @cur, @crowd_next @crowd */
+		why = vqf_dax_policy_decide(&P, &gsame, &same, &c->h, &gsame,
+					    &same);
 		assert_int_equal(why, c->why);
 		check_state(c->name, &same, &c->next);
+		check_state(what, &gsame, &c->crowd_next);
 		assert_int_equal(vqf_dax_why_fuse(why),
 				 why == VQF_DAX_WHY_SMALL ||
 				 why == VQF_DAX_WHY_THRASH ||
-				 why == VQF_DAX_WHY_BACKOFF);
+				 why == VQF_DAX_WHY_BACKOFF ||
+				 why == VQF_DAX_WHY_CROWD);
 	}
 }
 
@@ -149,20 +205,22 @@ static void test_decide_table(void **state)
 static void test_rules_off(void **state)
 {
 	struct vqf_dax_policy p = P;
-	struct vqf_dax_pstate s = { .setups = 8, .wasted = 8 }, n;
+	struct vqf_dax_pstate s = { .setups = 8, .wasted = 8 }, n, g, gn;
 	struct vqf_dax_hint h = { 10, 0, 0, 0 };
 
 	(void)state;
+	g = s;
 	p.thrash_pct = 0;
-	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+	assert_int_equal(vqf_dax_policy_decide(&p, &g, &s, &h, &gn, &n),
 			 VQF_DAX_WHY_SMALL);
 	p.small_uses = 0;
-	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+	assert_int_equal(vqf_dax_policy_decide(&p, &g, &s, &h, &gn, &n),
 			 VQF_DAX_WHY_WINDOW);
 	p.small_uses = 2;
 	p.small_size = 0;
-	assert_int_equal(vqf_dax_policy_decide(&p, &s, &h, &n),
+	assert_int_equal(vqf_dax_policy_decide(&p, &g, &s, &h, &gn, &n),
 			 VQF_DAX_WHY_WINDOW);
+	assert_false(n.small);
 }
 
 static void test_defaults_and_set(void **state)
@@ -181,6 +239,7 @@ static void test_defaults_and_set(void **state)
 	assert_int_equal(p.sample, VQF_DAX_POL_SAMPLE_DEFAULT);
 	assert_int_equal(p.backoff, VQF_DAX_POL_BACKOFF_DEFAULT);
 	assert_int_equal(p.backoff_shift_max, VQF_DAX_POL_SHIFT_MAX_DEFAULT);
+	assert_int_equal(p.range_size, RS);
 	/* the window starts with the defaults */
 	assert_memory_equal(&h->w.policy, &p, sizeof(p));
 
@@ -196,7 +255,9 @@ static void test_defaults_and_set(void **state)
 	p.backoff_shift_max = 33;
 	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), -EINVAL);
 	p.backoff_shift_max = 32;
+	p.range_size = 12345;		/* the window's wins */
 	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), 0);
+	p.range_size = RS;
 	assert_memory_equal(&h->w.policy, &p, sizeof(p));
 	assert_false(h->w_held);
 }
@@ -435,6 +496,56 @@ static void test_small_file(void **state)
 }
 
 /*
+ * The crowd: five small files each map once in a window of two ranges,
+ * three of the mappings are reclaimed unused; a sixth small file then
+ * does not map (the crowd backs off) until the backoff is over.
+ */
+static void test_crowd(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_policy p;
+	struct vqf_dax_stats st;
+	unsigned int n0;
+	int i;
+
+	(void)state;
+	pol_init(h, 2);
+	p = h->w.policy;
+	p.thrash_min = 3;
+	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), 0);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(acc(h, i, 0, 100, 100, 0), VQF_DAX_USE_FUSE);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(acc(h, i, 0, 100, 100, 0), 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.setups, 5);
+	assert_int_equal(st.wasted, 3);
+	assert_int_equal(h->w.crowd.setups, 5);
+	assert_int_equal(h->w.crowd.wasted, 3);
+	n0 = setups_logged(h);
+	assert_int_equal(acc(h, 5, 0, 100, 100, 0), VQF_DAX_USE_FUSE);
+	assert_true(h->w.crowd.backed);
+	assert_int_equal(h->w.crowd.until, clk - 1 + 100);
+	assert_int_equal(acc(h, 5, 0, 100, 100, 0), VQF_DAX_USE_FUSE);
+	/* a small file whose own range was wasted: its own thrash */
+	assert_int_equal(acc(h, 0, 0, 100, 100, 0), VQF_DAX_USE_FUSE);
+	assert_true(h->ino[0].di.pol.backed);
+	/* a big file is not in the crowd */
+	assert_int_equal(acc(h, 5, 8 * RS, BIG, 100, 0), 0);
+	assert_int_equal(setups_logged(h), n0 + 1);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.pol_crowd, 2);
+	assert_int_equal(st.pol_thrash, 1);
+	/* over: a small file maps again */
+	clk = h->w.crowd.until;
+	assert_int_equal(acc(h, 5, 0, 100, 100, 0), 0);
+	assert_int_equal(setups_logged(h), n0 + 2);
+	assert_false(h->w.crowd.backed);
+	assert_int_equal(h->w.crowd.setups, 1);
+	h_check_quiet(h);
+}
+
+/*
  * dax=always: vqf_dax_map_begin() and map_begin_auto() with no hint map
  * everything, the thrash scan included; the counters still see the waste.
  */
@@ -492,15 +603,16 @@ struct mstate {
 	u64 until;
 	u32 setups, wasted, uses;
 	u8 level;
-	bool backed;
+	bool backed, small;
 };
 
 struct mmodel {
 	struct mstate s[MI];
+	struct mstate crowd;
 	int moff[MI][MK];	/* range index + 1 mapping (i, k), 0: none */
 	bool used[MI][MK];
 	u64 size[MI];
-	unsigned int why[5], decays, max_level;
+	unsigned int why[6], decays, max_level;
 };
 
 static const struct vqf_dax_policy MP = {
@@ -514,58 +626,89 @@ static const struct vqf_dax_policy MP = {
 	.backoff_shift_max = 2,
 };
 
-static bool m_thrashing(const struct mstate *s)
+static bool m_thrashing(const struct mstate *s, u32 min)
 {
-	return s->wasted >= MP.thrash_min &&
+	return s->wasted >= min &&
 	       (u64)s->wasted * 100 >= (u64)MP.thrash_pct * s->setups;
 }
 
-/* The rules of DAX POLICY, written out again. */
-static int m_decide(struct mstate *s, u64 size, u64 now, bool mmap)
+/* still backing off; over: a fresh sample */
+static bool m_backing(struct mstate *s, u64 now)
 {
-	u32 uses = s->uses;
-
-	if (s->uses != 0xffffffffU)
-		s->uses++;
-	if (mmap)
-		return VQF_DAX_WHY_MMAP;
 	if (s->backed && now < s->until)
-		return VQF_DAX_WHY_BACKOFF;
+		return true;
 	if (s->backed) {
 		s->backed = false;
 		s->setups = 0;
 		s->wasted = 0;
 	}
-	if (m_thrashing(s)) {
-		u32 sh = s->level < MP.backoff_shift_max ? s->level :
-			 MP.backoff_shift_max;
+	return false;
+}
 
-		s->until = now + (MP.backoff << sh);
-		s->backed = true;
-		if (s->level < 255)
-			s->level++;
-		s->setups = 0;
-		s->wasted = 0;
+static void m_arm(struct mstate *s, u64 now)
+{
+	u32 sh = s->level < MP.backoff_shift_max ? s->level :
+		 MP.backoff_shift_max;
+
+	s->until = now + (MP.backoff << sh);
+	s->backed = true;
+	if (s->level < 255)
+		s->level++;
+	s->setups = 0;
+	s->wasted = 0;
+}
+
+/* The rules of DAX POLICY, written out again. */
+static int m_decide(struct mmodel *md, struct mstate *s, u64 size, u64 now,
+		    bool mmap)
+{
+	u32 uses = s->uses, min = MP.thrash_min;
+
+	if (s->uses != 0xffffffffU)
+		s->uses++;
+	s->small = size < MP.small_size;
+	/* a file of fewer ranges than thrash_min: all of them */
+	if (size < (u64)min * RS)
+		min = size ? (u32)((size + RS - 1) / RS) : 1;
+	if (mmap)
+		return VQF_DAX_WHY_MMAP;
+	if (m_backing(s, now))
+		return VQF_DAX_WHY_BACKOFF;
+	if (m_thrashing(s, min)) {
+		m_arm(s, now);
 		return VQF_DAX_WHY_THRASH;
 	}
-	if (size < MP.small_size && uses < MP.small_uses)
+	if (!s->small)
+		return VQF_DAX_WHY_WINDOW;
+	if (m_backing(&md->crowd, now))
+		return VQF_DAX_WHY_CROWD;
+	if (m_thrashing(&md->crowd, MP.thrash_min)) {
+		m_arm(&md->crowd, now);
+		return VQF_DAX_WHY_CROWD;
+	}
+	if (uses < MP.small_uses)
 		return VQF_DAX_WHY_SMALL;
 	return VQF_DAX_WHY_WINDOW;
 }
 
-static void m_setup(struct mmodel *md, int i)
+static void m_fade(struct mmodel *md, struct mstate *s)
 {
-	struct mstate *s = &md->s[i];
-
 	s->setups++;
 	if (s->setups < MP.sample)
 		return;
-	if (!m_thrashing(s) && s->level) {
+	if (!m_thrashing(s, MP.thrash_min) && s->level) {
 		s->level--;
 		md->decays++;
 	}
 	s->setups /= 2;
 	s->wasted /= 2;
+}
+
+static void m_setup(struct mmodel *md, int i)
+{
+	m_fade(md, &md->s[i]);
+	if (md->s[i].small)
+		m_fade(md, &md->crowd);
 }
 
 /* Apply the wire log: setups (new or upgrade) and removals. */
@@ -596,12 +739,28 @@ static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
 			if (md->moff[i][k] == r)
 				break;
 		assert_true(k < MK);
-		if (pressure && !md->used[i][k])
+		if (pressure && !md->used[i][k]) {
 			md->s[i].wasted++;
+			if (md->s[i].small)
+				md->crowd.wasted++;
+		}
 		md->moff[i][k] = 0;
 		md->used[i][k] = false;
 	}
 	h->nlog = 0;
+}
+
+static void m_cmp(const struct vqf_dax_pstate *p, const struct mstate *s,
+		  bool small)
+{
+	assert_int_equal(p->setups, s->setups);
+	assert_int_equal(p->wasted, s->wasted);
+	assert_int_equal(p->level, s->level);
+	assert_int_equal(p->backed, s->backed);
+	if (small)
+		assert_int_equal(p->small, s->small);
+	if (s->backed)
+		assert_int_equal(p->until, s->until);
 }
 
 static void m_compare(struct harness *h, struct mmodel *md)
@@ -609,17 +768,13 @@ static void m_compare(struct harness *h, struct mmodel *md)
 	int i, k;
 
 	h_check_quiet(h);
+	m_cmp(&h->w.crowd, &md->crowd, false);
 	for (i = 0; i < MI; i++) {
 		const struct vqf_dax_pstate *p = &h->ino[i].di.pol;
 		const struct mstate *s = &md->s[i];
 
-		assert_int_equal(p->setups, s->setups);
-		assert_int_equal(p->wasted, s->wasted);
+		m_cmp(p, s, true);
 		assert_int_equal(p->uses, s->uses);
-		assert_int_equal(p->level, s->level);
-		assert_int_equal(p->backed, s->backed);
-		if (s->backed)
-			assert_int_equal(p->until, s->until);
 		for (k = 0; k < MK; k++) {
 			int r = h_mapped(h, i, (u64)k * RS);
 
@@ -669,8 +824,8 @@ static void test_random_vs_model(void **state)
 				want = 0;
 				md.used[i][k] = true;
 			} else {
-				want = m_decide(&md.s[i], md.size[i], now,
-						mmap);
+				want = m_decide(&md, &md.s[i], md.size[i],
+						now, mmap);
 				md.why[want]++;
 				want = vqf_dax_why_fuse(want) ?
 				       VQF_DAX_USE_FUSE : 0;
@@ -703,12 +858,13 @@ static void test_random_vs_model(void **state)
 			md.max_level = md.s[i].level;
 		m_compare(h, &md);
 	}
-	print_message("dax-policy: window %u small %u thrash %u backoff %u mmap %u decays %u max level %u\n",
+	print_message("dax-policy: window %u small %u thrash %u backoff %u crowd %u mmap %u decays %u max level %u\n",
 		      md.why[VQF_DAX_WHY_WINDOW], md.why[VQF_DAX_WHY_SMALL],
 		      md.why[VQF_DAX_WHY_THRASH], md.why[VQF_DAX_WHY_BACKOFF],
-		      md.why[VQF_DAX_WHY_MMAP], md.decays, md.max_level);
+		      md.why[VQF_DAX_WHY_CROWD], md.why[VQF_DAX_WHY_MMAP],
+		      md.decays, md.max_level);
 	/* the mix reached every rule */
-	for (k = 0; k < 5; k++)
+	for (k = 0; k < 6; k++)
 		assert_true(md.why[k] > 0);
 	assert_true(md.decays > 0);
 	assert_true(md.max_level >= 2);
@@ -724,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_level_decays),
 		cmocka_unit_test(test_stream_never_backs_off),
 		cmocka_unit_test(test_small_file),
+		cmocka_unit_test(test_crowd),
 		cmocka_unit_test(test_always_bypasses),
 		cmocka_unit_test(test_random_vs_model),
 	};
