@@ -14,6 +14,12 @@
  * Prints MB/s, FUSE requests per MB and ranges reclaimed per stack, and
  * the ratios dax/fuse and native/dax.  -t picks stacks (comma list).
  * Meant for perf stat; no asserts.
+ *
+ * Then (or alone, -P) dax=auto beside dax=always and no DAX (issue 30):
+ * 4 KiB sequential and random reads of a file four times the window
+ * (random: the thrash), random reads of a file half the window, and
+ * small files read once and three times; -o sets the policy's thresholds
+ * (small=BYTES,uses=N,used=BYTES,min=N,pct=N,sample=N,backoff=N,shift=N).
  */
 #include "vqf_wl_sim.h"
 #include "vqf_workload.h"
@@ -26,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 enum { ST_NATIVE, ST_FUSE, ST_DAX, ST_DAXMM, ST_DAXRC, ST_NR };
 static const char *const st_name[ST_NR] = { "native", "fuse", "dax",
@@ -220,6 +227,339 @@ static int run(const char *dir, int st, enum vqf_wl_kind kind, u64 size,
 }
 
 static double now_s(void);
+
+/* ---- dax=auto beside dax=always and no DAX ---- */
+
+enum { PM_FUSE, PM_ALWAYS, PM_AUTO, PM_NR };
+static const char *const pm_name[PM_NR] = { "no-dax", "always", "auto" };
+static struct vqf_dax_policy pm_pol;
+static bool pm_pol_set;
+
+struct pcell {
+	double rate;		/* MB/s or ops/s */
+	double reads, setups;	/* READ, SETUPMAPPING per operation */
+};
+
+static int pm_open(const char *dir, int mode, u64 window, struct vqf_sim **s)
+{
+	struct vqf_sim_cfg sc = { 0 };
+
+	sc.shared = dir;
+	sc.inline_kick = true;
+	sc.ram = 256ull << 20;
+	if (mode != PM_FUSE) {
+		sc.dax_guest = true;
+		sc.dax_window = window;
+		sc.cli.dax_auto = mode == PM_AUTO;
+		sc.cli.dax_policy = pm_pol_set ? &pm_pol : NULL;
+	}
+	return vqf_sim_new(&sc, s);
+}
+
+static void pm_count(struct vqf_sim *s, u64 *reads, u64 *setups)
+{
+	struct vqf_sim_stats st;
+
+	vqf_sim_get_stats(s, &st);
+	*reads = st.drv.by_opcode[FUSE_READ];
+	*setups = st.drv.by_opcode[FUSE_SETUPMAPPING];
+}
+
+static int pm_host_file(const char *dir, const char *name, u64 size)
+{
+	char path[256], *blk = malloc(1 << 20);
+	int fd, ret = 0;
+	u64 off;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (!blk || fd < 0) {
+		free(blk);
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	memset(blk, 'p', 1 << 20);
+	for (off = 0; off < size && !ret; off += 1 << 20) {
+		size_t n = size - off < (1 << 20) ? size - off : 1 << 20;
+
+		if (pwrite(fd, blk, n, (off_t)off) != (ssize_t)n)
+			ret = -EIO;
+	}
+	close(fd);
+	/*
+	 * Read it once on the host: the first read after a write updates
+	 * atime (relatime), which would land on whichever stack reads first.
+	 */
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		for (off = 0; off < size; off += 1 << 20)
+			if (pread(fd, blk, 1 << 20, (off_t)off) <= 0)
+				break;
+		close(fd);
+	}
+	free(blk);
+	return ret;
+}
+
+/*
+ * One pass of 4 KiB reads over @size bytes of @name, in order or in a
+ * seeded random order, on a fresh machine in @mode: MB/s.
+ */
+static int pm_reads(const char *dir, int mode, u64 window, u64 size,
+		    bool rnd, struct pcell *c)
+{
+	u64 nb = size / 4096, b, seed = 0x9e3779b97f4a7c15ull, r0, s0, r1, s1;
+	u32 *perm = malloc(nb * sizeof(*perm));
+	struct vqf_sim *s = NULL;
+	struct vqf_gcli *cl;
+	char buf[4096];
+	double t0;
+	int fd, ret;
+
+	if (!perm)
+		return -ENOMEM;
+	for (b = 0; b < nb; b++)
+		perm[b] = (u32)b;
+	for (b = nb - 1; rnd && b > 0; b--) {
+		u64 k, t;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = seed % (b + 1);
+		t = perm[b];
+		perm[b] = perm[k];
+		perm[k] = (u32)t;
+	}
+	ret = pm_open(dir, mode, window, &s);
+	if (ret)
+		goto out;
+	cl = vqf_sim_cli(s);
+	fd = vqf_gcli_open(cl, "pol.dat", O_RDONLY, 0);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	pm_count(s, &r0, &s0);
+	t0 = now_s();
+	for (b = 0; b < nb && !ret; b++)
+		if (vqf_gcli_pread(cl, fd, buf, sizeof(buf),
+				   (off_t)perm[b] * 4096) != sizeof(buf))
+			ret = -EIO;
+	c->rate = (double)size / 1e6 / (now_s() - t0);
+	pm_count(s, &r1, &s1);
+	c->reads = (double)(r1 - r0) / (double)nb;
+	c->setups = (double)(s1 - s0) / (double)nb;
+	vqf_gcli_close(cl, fd);
+out:
+	if (s)
+		vqf_sim_free(s);
+	free(perm);
+	return ret;
+}
+
+/*
+ * @nf files of 4 KiB written on the host, then @passes passes of open,
+ * read 4 KiB, close over all of them: ops/s (one op = one file once).
+ */
+static int pm_small(const char *dir, int mode, u64 window, unsigned int nf,
+		    unsigned int passes, struct pcell *c)
+{
+	struct vqf_sim *s = NULL;
+	u64 r0, s0, r1, s1;
+	unsigned int i, p;
+	struct vqf_gcli *cl;
+	char name[64], buf[4096];
+	double t0;
+	int ret;
+
+	ret = pm_open(dir, mode, window, &s);
+	if (ret)
+		return ret;
+	cl = vqf_sim_cli(s);
+	pm_count(s, &r0, &s0);
+	t0 = now_s();
+	for (p = 0; p < passes && !ret; p++) {
+		for (i = 0; i < nf && !ret; i++) {
+			int fd;
+
+			snprintf(name, sizeof(name), "pol-small/%u", i);
+			fd = vqf_gcli_open(cl, name, O_RDONLY, 0);
+			if (fd < 0) {
+				ret = fd;
+				break;
+			}
+			if (vqf_gcli_pread(cl, fd, buf, sizeof(buf), 0) !=
+			    sizeof(buf))
+				ret = -EIO;
+			vqf_gcli_close(cl, fd);
+		}
+	}
+	c->rate = (double)nf * passes / (now_s() - t0);
+	pm_count(s, &r1, &s1);
+	c->reads = (double)(r1 - r0) / ((double)nf * passes);
+	c->setups = (double)(s1 - s0) / ((double)nf * passes);
+	vqf_sim_free(s);
+	return ret;
+}
+
+static void pm_print(const char *name, const char *unit, struct pcell *row)
+{
+	int m;
+
+	printf("%-16s %-5s", name, unit);
+	for (m = 0; m < PM_NR; m++) {
+		char cell[64];
+
+		snprintf(cell, sizeof(cell), "%.0f (%.2f, %.3f)", row[m].rate,
+			 row[m].reads, row[m].setups);
+		printf(" %24s", cell);
+	}
+	printf(" %11.2f %11.2f\n",
+	       row[PM_FUSE].rate ? row[PM_AUTO].rate / row[PM_FUSE].rate : 0,
+	       row[PM_ALWAYS].rate ? row[PM_AUTO].rate / row[PM_ALWAYS].rate :
+	       0);
+}
+
+/* The policy rows; @size is the big file (the window is a quarter). */
+static int policy_rows(const char *dir, u64 size)
+{
+	u64 window = pow2_at_least(size) / 4;
+	unsigned int nf = 2000, i;
+	struct pcell row[PM_NR];
+	char path[256];
+	int m, r, ret;
+
+	printf("\ndax=auto beside dax=always and no DAX: %llu MiB file, %llu MiB "
+	       "window (2 MiB ranges); small files: %u x 4 KiB\n",
+	       (unsigned long long)size >> 20,
+	       (unsigned long long)window >> 20, nf);
+	if (pm_pol_set)
+		printf("policy: small %llu uses %u used %llu min %u pct %u "
+		       "sample %u backoff %llu shift %u\n",
+		       (unsigned long long)pm_pol.small_size,
+		       pm_pol.small_uses,
+		       (unsigned long long)pm_pol.used_bytes,
+		       pm_pol.thrash_min, pm_pol.thrash_pct, pm_pol.sample,
+		       (unsigned long long)pm_pol.backoff,
+		       pm_pol.backoff_shift_max);
+	printf("cells: rate (READ per op, SETUPMAPPING per op)\n");
+	printf("%-16s %-5s", "row", "unit");
+	for (m = 0; m < PM_NR; m++)
+		printf(" %24s", pm_name[m]);
+	printf(" %11s %11s\n", "auto/no-dax", "auto/always");
+	ret = pm_host_file(dir, "pol.dat", size);
+	for (r = 0; r < 3 && !ret; r++) {
+		static const char *const nm[3] = {
+			"seqread", "randread-thrash", "randread-fits"
+		};
+		u64 sz = r == 2 ? window / 2 : size;
+
+		for (m = 0; m < PM_NR && !ret; m++)
+			ret = pm_reads(dir, m, window, sz, r >= 1, &row[m]);
+		if (!ret)
+			pm_print(nm[r], "MB/s", row);
+	}
+	snprintf(path, sizeof(path), "%s/pol.dat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/pol-small", dir);
+	if (!ret && mkdir(path, 0755))
+		ret = -errno;
+	for (i = 0; i < nf && !ret; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "pol-small/%u", i);
+		ret = pm_host_file(dir, name, 4096);
+	}
+	/*
+	 * Discarded: the first machine to open this many files grows the
+	 * heap (page faults) that the later ones reuse; measured, it made
+	 * whichever column ran first half as fast.
+	 */
+	if (!ret)
+		ret = pm_small(dir, PM_FUSE, window, nf, 1, &row[0]);
+	for (r = 0; r < 2 && !ret; r++) {
+		for (m = 0; m < PM_NR && !ret; m++)
+			ret = pm_small(dir, m, window, nf, r ? 3 : 1, &row[m]);
+		if (!ret)
+			pm_print(r ? "smallfile-3x" : "smallfile-once", "ops/s",
+				 row);
+	}
+	for (i = 0; i < nf; i++) {
+		snprintf(path, sizeof(path), "%s/pol-small/%u", dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/pol-small", dir);
+	rmdir(path);
+	if (ret)
+		fprintf(stderr, "bench-dax: policy rows: %s\n",
+			strerror(-ret));
+	return ret;
+}
+
+/* -o key=value,...: the policy's thresholds over lib's defaults. */
+static int pm_parse(const char *arg)
+{
+	static const char *const key[] = { "small", "uses", "used", "min",
+					   "pct", "sample", "backoff",
+					   "shift" };
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	if (!pm_pol_set)
+		vqf_dax_policy_default(&pm_pol, 2ull << 20);
+	pm_pol_set = true;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		unsigned long long v;
+		unsigned int k;
+
+		if (!eq) {
+			ret = -1;
+			break;
+		}
+		*eq = 0;
+		v = strtoull(eq + 1, NULL, 0);
+		for (k = 0; k < sizeof(key) / sizeof(key[0]); k++)
+			if (!strcmp(tok, key[k]))
+				break;
+		switch (k) {
+		case 0:
+			pm_pol.small_size = v;
+			break;
+		case 1:
+			pm_pol.small_uses = (u32)v;
+			break;
+		case 2:
+			pm_pol.used_bytes = v;
+			break;
+		case 3:
+			pm_pol.thrash_min = (u32)v;
+			break;
+		case 4:
+			pm_pol.thrash_pct = (u32)v;
+			break;
+		case 5:
+			pm_pol.sample = (u32)v;
+			break;
+		case 6:
+			pm_pol.backoff = v;
+			break;
+		case 7:
+			pm_pol.backoff_shift_max = (u32)v;
+			break;
+		default:
+			ret = -1;
+			break;
+		}
+	}
+	free(copy);
+	return ret;
+}
 
 /*
  * Reads of mapped data, the issue's goal: the file (written on the host)
@@ -467,21 +807,29 @@ int main(int argc, char **argv)
 	unsigned int k;
 	bool want[ST_NR], kwant[NK];
 	const char *only = NULL, *konly = NULL;
+	bool policy_only = false;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:t:k:h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:k:o:Ph")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
+		} else if (opt == 'P') {
+			policy_only = true;
+		} else if (opt == 'o' && !pm_parse(optarg)) {
+			continue;
 		} else if (opt == 't') {
 			only = optarg;
 		} else if (opt == 'k') {
 			konly = optarg;
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
-				"[-t STACK,...] [-k WORKLOAD,...] (default "
-				"256 MiB, at least 1 MiB; stacks native,fuse,"
-				"dax,dax-mm,dax-rc; workloads seqread,"
-				"randread,seqwrite,randwrite)\n");
+				"[-t STACK,...] [-k WORKLOAD,...] [-P] [-o "
+				"KEY=N,...] (default 256 MiB, at least 1 MiB; "
+				"stacks native,fuse,dax,dax-mm,dax-rc; "
+				"workloads seqread,randread,seqwrite,randwrite;"
+				" -P: only dax=auto beside always and no DAX, "
+				"-o its thresholds: small, uses, used, min, pct,"
+				" sample, backoff, shift)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -492,6 +840,17 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir)) {
 		perror("bench-dax: mkdtemp");
 		return 1;
+	}
+	if (pm_pol_set && (pm_pol.thrash_pct > 100 || !pm_pol.thrash_min ||
+			   !pm_pol.sample || pm_pol.backoff_shift_max > 32)) {
+		fprintf(stderr, "bench-dax: -o: pct <= 100, min and sample "
+			">= 1, shift <= 32\n");
+		rmdir(dir);
+		return 2;
+	}
+	if (policy_only) {
+		policy_rows(dir, size);
+		goto out;
 	}
 	memset(t, 0, sizeof(t));
 	for (k = 0; k < NK; k++)
@@ -527,6 +886,7 @@ int main(int argc, char **argv)
 		printf(" %s %.0f", st_name[st], ns);
 	}
 	printf("\n");
+	policy_rows(dir, size);
 out:
 	rmdir(dir);
 	return 0;
