@@ -249,11 +249,18 @@ void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size)
 	p->range_size = range_size;
 }
 
-int vqf_dax_window_set_policy(struct vqf_dax_window *w,
-			      const struct vqf_dax_policy *p)
+int vqf_dax_policy_check(const struct vqf_dax_policy *p)
 {
 	if (p->thrash_pct > 100 || !p->thrash_min || !p->sample ||
 	    p->backoff_shift_max > 32)
+		return -EINVAL;
+	return 0;
+}
+
+int vqf_dax_window_set_policy(struct vqf_dax_window *w,
+			      const struct vqf_dax_policy *p)
+{
+	if (vqf_dax_policy_check(p))
 		return -EINVAL;
 	w_lock(w);
 	w->policy = *p;
@@ -806,34 +813,21 @@ static bool dax_pol_consult(struct vqf_dax_window *w,
 			    struct vqf_dax_inode *di,
 			    const struct vqf_dax_hint *hint, bool *used)
 {
+	u64 *const count[] = {
+		[VQF_DAX_WHY_WINDOW] = &w->stats.pol_window,
+		[VQF_DAX_WHY_MMAP] = &w->stats.pol_mmap,
+		[VQF_DAX_WHY_SMALL] = &w->stats.pol_small,
+		[VQF_DAX_WHY_THRASH] = &w->stats.pol_thrash,
+		[VQF_DAX_WHY_BACKOFF] = &w->stats.pol_backoff,
+		[VQF_DAX_WHY_CROWD] = &w->stats.pol_crowd,
+	};
 	enum vqf_dax_why why;
-	u64 *counter;
 
 	w_lock(w);
 	*used = w->policy.used_bytes && hint->len >= w->policy.used_bytes;
 	why = vqf_dax_policy_decide(&w->policy, &w->crowd, &di->pol, hint,
 				    &w->crowd, &di->pol);
-	switch (why) {
-	case VQF_DAX_WHY_MMAP:
-		counter = &w->stats.pol_mmap;
-		break;
-	case VQF_DAX_WHY_SMALL:
-		counter = &w->stats.pol_small;
-		break;
-	case VQF_DAX_WHY_THRASH:
-		counter = &w->stats.pol_thrash;
-		break;
-	case VQF_DAX_WHY_BACKOFF:
-		counter = &w->stats.pol_backoff;
-		break;
-	case VQF_DAX_WHY_CROWD:
-		counter = &w->stats.pol_crowd;
-		break;
-	default:
-		counter = &w->stats.pol_window;
-		break;
-	}
-	(*counter)++;
+	(*count[why])++;
 	w_unlock(w);
 	return !vqf_dax_why_fuse(why);
 }

@@ -617,11 +617,16 @@ static inline bool vqf_dax_why_fuse(enum vqf_dax_why why)
 void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size);
 
 /*
+ * vqf_dax_policy_check() - 0 if @p can be installed, or -EINVAL:
+ * thrash_pct > 100, thrash_min or sample 0, backoff_shift_max > 32.
+ */
+int vqf_dax_policy_check(const struct vqf_dax_policy *p);
+
+/*
  * vqf_dax_window_set_policy() - install @p in @w (under W; any time),
  * with @w's range_size.  vqf_dax_window_init() installs
- * vqf_dax_policy_default().  Returns 0, or
- * -EINVAL: thrash_pct > 100, thrash_min or sample 0, backoff_shift_max
- * > 32.
+ * vqf_dax_policy_default().  Returns 0, or vqf_dax_policy_check()'s
+ * -EINVAL.
  */
 int vqf_dax_window_set_policy(struct vqf_dax_window *w,
 			      const struct vqf_dax_policy *p);
