@@ -303,22 +303,17 @@ static int pm_host_file(const char *dir, const char *name, u64 size)
 }
 
 /*
- * One pass of 4 KiB reads over @size bytes of @name, in order or in a
- * seeded random order, on a fresh machine in @mode: MB/s.
+ * The order of @nb blocks a pass reads them in: 0..nb-1, or with @rnd a
+ * fixed-seed shuffle of it (the same in every run and column).  NULL
+ * without memory; free() it.
  */
-static int pm_reads(const char *dir, int mode, u64 window, u64 size,
-		    bool rnd, struct pcell *c)
+static u32 *block_order(u64 nb, bool rnd)
 {
-	u64 nb = size / 4096, b, seed = 0x9e3779b97f4a7c15ull, r0, s0, r1, s1;
 	u32 *perm = malloc(nb * sizeof(*perm));
-	struct vqf_sim *s = NULL;
-	struct vqf_gcli *cl;
-	char buf[4096];
-	double t0;
-	int fd, ret;
+	u64 b, seed = 0x9e3779b97f4a7c15ull;
 
 	if (!perm)
-		return -ENOMEM;
+		return NULL;
 	for (b = 0; b < nb; b++)
 		perm[b] = (u32)b;
 	for (b = nb - 1; rnd && b > 0; b--) {
@@ -332,6 +327,26 @@ static int pm_reads(const char *dir, int mode, u64 window, u64 size,
 		perm[b] = perm[k];
 		perm[k] = (u32)t;
 	}
+	return perm;
+}
+
+/*
+ * One pass of 4 KiB reads over @size bytes of @name, in order or in a
+ * seeded random order, on a fresh machine in @mode: MB/s.
+ */
+static int pm_reads(const char *dir, int mode, u64 window, u64 size,
+		    bool rnd, struct pcell *c)
+{
+	u64 nb = size / 4096, b, r0, s0, r1, s1;
+	u32 *perm = block_order(nb, rnd);
+	struct vqf_sim *s = NULL;
+	struct vqf_gcli *cl;
+	char buf[4096];
+	double t0;
+	int fd, ret;
+
+	if (!perm)
+		return -ENOMEM;
 	ret = pm_open(dir, mode, window, &s);
 	if (ret)
 		goto out;
@@ -569,10 +584,10 @@ static int pm_parse(const char *arg)
  */
 static int warm(const char *dir, int st, bool rnd, u64 size, struct cell *c)
 {
-	u64 nb = size / 4096, b, seed = 0x9e3779b97f4a7c15ull;
+	u64 nb = size / 4096, b;
 	struct vqf_wl_counters c0 = { 0 }, c1 = { 0 };
 	unsigned long long r0;
-	u32 *perm = malloc(nb * sizeof(*perm));
+	u32 *perm = block_order(nb, rnd);
 	char buf[4096];
 	struct vqf_sim *s;
 	struct vqf_wl_fs fs;
@@ -581,19 +596,6 @@ static int warm(const char *dir, int st, bool rnd, u64 size, struct cell *c)
 
 	if (!perm)
 		return -ENOMEM;
-	for (b = 0; b < nb; b++)
-		perm[b] = (u32)b;
-	for (b = nb - 1; rnd && b > 0; b--) {
-		u64 k, t;
-
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		k = seed % (b + 1);
-		t = perm[b];
-		perm[b] = perm[k];
-		perm[k] = (u32)t;
-	}
 	ret = stack_open(dir, st, size, &s, &fs);
 	if (ret) {
 		free(perm);
@@ -841,8 +843,7 @@ int main(int argc, char **argv)
 		perror("bench-dax: mkdtemp");
 		return 1;
 	}
-	if (pm_pol_set && (pm_pol.thrash_pct > 100 || !pm_pol.thrash_min ||
-			   !pm_pol.sample || pm_pol.backoff_shift_max > 32)) {
+	if (pm_pol_set && vqf_dax_policy_check(&pm_pol)) {
 		fprintf(stderr, "bench-dax: -o: pct <= 100, min and sample "
 			">= 1, shift <= 32\n");
 		rmdir(dir);
