@@ -304,6 +304,23 @@ static int h_send_setup(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	return 0;
 }
 
+/*
+ * Evicts inode @i as evict_inode would (dying: no new references; its
+ * removals come from eviction, not under M), then lets it be reused.
+ */
+static inline long h_evict(struct harness *h, unsigned int i,
+			   struct fuse_removemapping_one *scratch, u32 n)
+{
+	long ret;
+
+	h->ino[i].dying = true;
+	h->in_evict = true;
+	ret = vqf_dax_inode_evict(&h->w, &h->ino[i].di, scratch, n);
+	h->in_evict = false;
+	h->ino[i].dying = false;
+	return ret;
+}
+
 static int h_send_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 			 const struct fuse_removemapping_in *in,
 			 const struct fuse_removemapping_one *one)

@@ -780,12 +780,7 @@ static void test_random_vs_model(void **state)
 					break;
 			if (j < md.nheld)
 				continue;
-			h->ino[i].dying = true;
-			h->in_evict = true;
-			ret = (int)vqf_dax_inode_evict(&h->w, &h->ino[i].di,
-						       scratch, 4);
-			h->in_evict = false;
-			h->ino[i].dying = false;
+			ret = (int)h_evict(h, i, scratch, 4);
 			assert_true(ret >= 0);
 			evict = true;
 			model_learn(h, &md, evict);

@@ -842,12 +842,7 @@ static void test_random_vs_model(void **state)
 			vqf_dax_reclaim(&h->w);
 			m_learn(h, &md, true, false);
 		} else {
-			h->ino[i].dying = true;
-			h->in_evict = true;
-			ret = (int)vqf_dax_inode_evict(&h->w, &h->ino[i].di,
-						       scratch, 4);
-			h->in_evict = false;
-			h->ino[i].dying = false;
+			ret = (int)h_evict(h, i, scratch, 4);
 			assert_true(ret >= 0);
 			m_learn(h, &md, false, false);
 			/* the inode comes back as a new one */
