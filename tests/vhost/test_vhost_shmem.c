@@ -1176,6 +1176,19 @@ static void test_table_before_promise(void **state)
 	assert_int_equal(st.shm.maps, 1);
 }
 
+/* A stop and a restart on the same rings (ring 0's kick again). */
+static void restart(struct fe *f)
+{
+	struct vqf_vhost_state vs = { .index = 0 };
+	u64 v = 0;
+
+	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
+	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
+			 sizeof(vs));
+	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v),
+			       &f->kick[0], 1), 0);
+}
+
 /*
  * The front-end refuses the table's map: the INIT is answered without
  * the table (and counted), the guest works on without it (entries
@@ -1185,9 +1198,7 @@ static void test_table_before_promise(void **state)
 static void test_table_refused(void **state)
 {
 	struct fe *f = *state;
-	struct vqf_vhost_state vs = { .index = 0 };
 	struct vqf_vhost_stats st;
-	u64 v = 0;
 
 	pthread_mutex_lock(&f->block);
 	f->refuse = 1;
@@ -1202,12 +1213,7 @@ static void test_table_refused(void **state)
 	assert_int_equal(st.table_maps, 0);
 	assert_int_equal(st.shm.map_refused, 1);
 	assert_int_equal(st.shm.breaks, 0);
-	/* A stop, and a restart on the same rings (ring 0's kick again). */
-	msg(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs), NULL, 0);
-	assert_int_equal(reply(f, VQF_VHOST_GET_VRING_BASE, &vs, sizeof(vs)),
-			 sizeof(vs));
-	assert_int_equal(acked(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v),
-			       &f->kick[0], 1), 0);
+	restart(f);
 	assert_true(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
 	assert_non_null(fe_table(f));
 	/* The channel is FIFO: no UNMAP of the table went out between. */
@@ -1218,6 +1224,53 @@ static void test_table_refused(void **state)
 	stats(f, &st);
 	assert_int_equal(st.starts, 2);
 	assert_int_equal(st.table_unoffered, 1);
+	assert_int_equal(st.table_maps, 1);
+}
+
+/*
+ * A guest that asks for the table without saying it has flags2 (no
+ * FUSE_INIT_EXT: the bit is garbage by the protocol), or whose INIT
+ * ends before flags2, gets neither the promise nor a map; a proper INIT
+ * of the next start still does.  (One INIT per start: a second one is
+ * refused.)
+ */
+static void test_table_init_hostile(void **state)
+{
+	struct fe *f = *state;
+	struct fuse_init_in ii = {
+		.major = FUSE_KERNEL_VERSION, .minor = 36,
+		.max_readahead = 65536,
+		.flags2 = VQF_FUSE_INIT_SHARED_VERSION,
+	};
+	struct fuse_init_out io;
+	struct fuse_out_header oh;
+	struct vqf_vhost_stats st;
+
+	rings_create(f, NULL);
+	handshake(f, 0);
+	memset(&io, 0, sizeof(io));
+	oh = fuse_call(f, 1, FUSE_INIT, 0, &ii, sizeof(ii), &io, sizeof(io));
+	assert_int_equal(oh.error, 0);
+	assert_false(io.flags2 & VQF_FUSE_INIT_SHARED_VERSION);
+	restart(f);
+	ii.flags = FUSE_INIT_EXT;
+	memset(&io, 0, sizeof(io));
+	oh = fuse_call(f, 1, FUSE_INIT, 0, &ii,
+		       offsetof(struct fuse_init_in, flags2), &io,
+		       sizeof(io));
+	assert_false(!oh.error && oh.len > sizeof(oh) +
+		     offsetof(struct fuse_init_out, flags2) &&
+		     (io.flags2 & VQF_FUSE_INIT_SHARED_VERSION));
+	assert_null(fe_table(f));
+	stats(f, &st);
+	assert_int_equal(st.table_maps, 0);
+	assert_int_equal(st.table_unoffered, 0);
+	assert_int_equal(st.shm.maps, 0);
+	restart(f);
+	assert_true(fuse_init_ask(f) & VQF_FUSE_INIT_SHARED_VERSION);
+	assert_non_null(fe_table(f));
+	stats(f, &st);
+	assert_int_equal(st.starts, 3);
 	assert_int_equal(st.table_maps, 1);
 }
 
@@ -2377,6 +2430,8 @@ int main(int argc, char **argv)
 						setup_hub, teardown),
 		cmocka_unit_test_setup_teardown(test_table_refused, setup_hub,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_table_init_hostile,
+						setup_hub, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
 						teardown_cli),
 		cmocka_unit_test(test_ack_duplicate),
