@@ -42,7 +42,11 @@ static void vqfk_req_point_pages(struct vqfk_kreq *kr, struct fuse_args *args)
 	kr->vr.out_pv = args->out_pages ? kr->pv : NULL;
 }
 
-int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
+/*
+ * lib's descriptor, page descs and argbuf for @req in one kmalloc'ed block;
+ * the argbuf is not filled yet.
+ */
+static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req, gfp_t gfp)
 {
 	struct fuse_args *args = req->args;
 	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
@@ -51,7 +55,6 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 	struct vqf_req vr;
 	size_t head;
 	u32 size;
-	int ret;
 
 	if (args->in_pages || args->out_pages)
 		npages = vqfk_ap_count(ap);
@@ -86,7 +89,7 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 	size = vqf_req_argbuf_size(&vr);
 	kr = kmalloc(head + size, gfp);
 	if (!kr)
-		return -ENOMEM;
+		return NULL;
 	kr->vr = vr;
 	for (i = 0; i < npages; i++) {
 		struct page *page;
@@ -99,14 +102,65 @@ int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
 	kr->used_len = 0;
 	kr->argbuf_size = size;
 	kr->argbuf = (u8 *)kr + head;
+	return kr;
+}
 
-	ret = vqf_req_to_argbuf(&kr->vr, kr->argbuf, size);
+int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
+{
+	struct vqfk_kreq *kr = vqfk_req_alloc(req, gfp);
+	int ret;
+
+	if (!kr)
+		return -ENOMEM;
+	ret = vqf_req_to_argbuf(&kr->vr, kr->argbuf, kr->argbuf_size);
 	if (ret < 0) {
 		kfree(kr);
 		return ret;
 	}
 	req->argbuf = kr;
 	return 0;
+}
+
+/* lib's elements as one-entry scatterlists. */
+static void vqfk_sg_from_vsg(struct scatterlist *sg, const struct vqf_sg *vsg,
+			     int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (vsg[i].addr) {
+			sg_init_one(&sg[i], vsg[i].addr, vsg[i].len);
+		} else {
+			sg_init_table(&sg[i], 1);
+			sg_set_page(&sg[i], vsg[i].page, vsg[i].len,
+				    vsg[i].offset);
+		}
+	}
+}
+
+int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
+		     struct scatterlist *sg, unsigned int cap,
+		     unsigned int *out_sgs, unsigned int *in_sgs)
+{
+	struct vqfk_kreq *kr = vqfk_req_alloc(req, gfp);
+	struct vqf_sg_counts counts;
+	int n;
+
+	if (!kr)
+		return -ENOMEM;
+	n = vqf_req_marshal(&kr->vr, kr->argbuf, kr->argbuf_size, vsg, cap,
+			    &counts);
+	if (n < 0 && n != -ENOSPC) {
+		kfree(kr);
+		return n;
+	}
+	req->argbuf = kr;
+	if (n < 0)
+		return n;
+	vqfk_sg_from_vsg(sg, vsg, n);
+	*out_sgs = counts.nr_readable;
+	*in_sgs = counts.nr_writable;
+	return n;
 }
 
 void vqfk_req_release(struct fuse_req *req)
@@ -128,20 +182,12 @@ int vqfk_req_fill_sg(struct fuse_req *req, struct vqf_sg *vsg,
 {
 	struct vqfk_kreq *kr = req->argbuf;
 	struct vqf_sg_counts counts;
-	int i, n;
+	int n;
 
 	n = vqf_req_build_sg(&kr->vr, kr->argbuf, vsg, cap, &counts);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
-		if (vsg[i].addr) {
-			sg_init_one(&sg[i], vsg[i].addr, vsg[i].len);
-		} else {
-			sg_init_table(&sg[i], 1);
-			sg_set_page(&sg[i], vsg[i].page, vsg[i].len,
-				    vsg[i].offset);
-		}
-	}
+	vqfk_sg_from_vsg(sg, vsg, n);
 	*out_sgs = counts.nr_readable;
 	*in_sgs = counts.nr_writable;
 	return n;

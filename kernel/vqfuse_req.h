@@ -4,7 +4,8 @@
  *
  * Life of a request: vqfk_req_prepare() builds lib's descriptor and bounces
  * the in args into the argbuf behind req->argbuf; vqfk_req_nr_sg() sizes
- * and vqfk_req_fill_sg() fills the scatterlist; when the device returns the
+ * and vqfk_req_fill_sg() fills the scatterlist (vqfk_req_marshal() does
+ * all three, with one check of the request); when the device returns the
  * buffer, vqfk_req_set_used() records the used length and vqfk_req_finish()
  * has lib/ validate the reply, copies it out and frees the argbuf.
  * vqfk_req_release() frees it when the request never reached the ring.
@@ -28,6 +29,14 @@ unsigned int vqfk_req_nr_sg(struct fuse_req *req);
 int vqfk_req_fill_sg(struct fuse_req *req, struct vqf_sg *vsg,
 		    struct scatterlist *sg, unsigned int cap,
 		    unsigned int *out_sgs, unsigned int *in_sgs);
+/*
+ * vqfk_req_prepare() and vqfk_req_fill_sg() in one: returns n; -ENOSPC if
+ * @cap is too small (the request is prepared: size with vqfk_req_nr_sg()
+ * and fill); -ENOMEM; or lib's errno for a shape it refuses (nothing kept).
+ */
+int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
+		     struct scatterlist *sg, unsigned int cap,
+		     unsigned int *out_sgs, unsigned int *in_sgs);
 void vqfk_req_set_used(struct fuse_req *req, unsigned int len);
 /*
  * 0, or the errno of vqf_req_complete() (see lib/vqf_req.h) for a refused

@@ -449,16 +449,15 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 	bool notify;
 	int ret;
 
-	ret = vqfk_req_prepare(req, GFP_ATOMIC);
-	if (ret < 0)
-		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
-
 	/*
-	 * Most requests fit the stack arrays: lay them out there at once, and
-	 * count (another pass of lib's checks) only for those that do not.
+	 * Most requests fit the stack arrays: marshal and lay them out there
+	 * in one pass of lib's checks, and count (another pass) only for
+	 * those that do not.
 	 */
-	ret = vqfk_req_fill_sg(req, vsg, sg, ARRAY_SIZE(stack_sgs), &out_sgs,
-			       &in_sgs);
+	ret = vqfk_req_marshal(req, GFP_ATOMIC, vsg, sg, ARRAY_SIZE(stack_sgs),
+			       &out_sgs, &in_sgs);
+	if (ret < 0 && ret != -ENOSPC)
+		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
 	if (ret == -ENOSPC) {
 		total = vqfk_req_nr_sg(req);
 		sgs = kmalloc_array(total, sizeof(sgs[0]), GFP_ATOMIC);

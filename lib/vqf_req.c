@@ -246,19 +246,20 @@ static bool argvar_allowed(const struct vqf_req *req)
 	return true;
 }
 
-int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
+/* vqf_req_to_argbuf() for a @req that passed vqf_req_check(). */
+static int to_argbuf_checked(struct vqf_req *req, void *argbuf,
+			     u32 argbuf_size)
 {
+	u32 need = vqf_req_argbuf_size(req);
 	unsigned int i, n;
 	u8 *p = argbuf;
 	u32 off = 0;
 
-	if (vqf_req_check(req))
-		return -EINVAL;
 	if (!argvar_allowed(req))
 		return -EPROTOTYPE;
-	if (argbuf_size < vqf_req_argbuf_size(req))
+	if (argbuf_size < need)
 		return -ENOSPC;
-	if (!argbuf && vqf_req_argbuf_size(req))
+	if (!argbuf && need)
 		return -EINVAL;
 
 	n = req->in_numargs - (req->in_pages ? 1 : 0);
@@ -273,6 +274,13 @@ int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
 		req->in_h.total_extlen =
 			req->in_args[req->in_numargs - 1].size / 8;
 	return 0;
+}
+
+int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size)
+{
+	if (vqf_req_check(req))
+		return -EINVAL;
+	return to_argbuf_checked(req, argbuf, argbuf_size);
 }
 
 /* Appends page elements; false if they would pass @cap. */
@@ -317,17 +325,16 @@ static bool sg_linear(struct vqf_sg *sg, unsigned int cap, unsigned int *n,
 	return true;
 }
 
-int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
-		     unsigned int cap, struct vqf_sg_counts *counts)
+/* vqf_req_build_sg() for a @req that passed vqf_req_check(). */
+static int build_sg_checked(struct vqf_req *req, void *argbuf,
+			    struct vqf_sg *sg, unsigned int cap,
+			    struct vqf_sg_counts *counts)
 {
 	unsigned int n = 0, nr_readable;
 	u32 in_len, out_len;
 	u8 *p = argbuf;
 	bool fits;
 
-	/* One pass: the caller sized @sg with vqf_req_sg_count(). */
-	if (vqf_req_check(req))
-		return -EINVAL;
 	in_len = linear_len(req, true);
 	out_len = req->noreply ? 0 : linear_len(req, false);
 	if (!argbuf && (in_len || out_len))
@@ -361,6 +368,36 @@ int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
 		counts->nr_writable = n - nr_readable;
 	}
 	return n;
+}
+
+int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
+		     unsigned int cap, struct vqf_sg_counts *counts)
+{
+	if (vqf_req_check(req))
+		return -EINVAL;
+	return build_sg_checked(req, argbuf, sg, cap, counts);
+}
+
+int vqf_req_marshal(struct vqf_req *req, void *argbuf, u32 argbuf_size,
+		    struct vqf_sg *sg, unsigned int cap,
+		    struct vqf_sg_counts *counts)
+{
+	int ret;
+
+	/*
+	 * The enqueue path of a driver: nothing changes @req between the two
+	 * steps, so one check covers both (the page descs' walk is the part
+	 * that costs, and it ran twice).
+	 */
+	if (vqf_req_check(req))
+		return -EINVAL;
+	/* -ENOSPC is kept for @sg, the one a caller retries with more. */
+	if (argbuf_size < vqf_req_argbuf_size(req))
+		return -EMSGSIZE;
+	ret = to_argbuf_checked(req, argbuf, argbuf_size);
+	if (ret)
+		return ret;
+	return build_sg_checked(req, argbuf, sg, cap, counts);
 }
 
 /* Turn a rejected reply into an ordinary error for whoever ends @req. */

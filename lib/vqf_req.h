@@ -12,7 +12,8 @@
  *      (a bounce buffer, as upstream: arg values may live on the stack);
  *   4. vqf_req_sg_count() / vqf_req_build_sg(): the descriptor chain, in
  *      virtio-fs order - in header, in args (argbuf), in pages | out
- *      header, out args (argbuf after the in part), out pages;
+ *      header, out args (argbuf after the in part), out pages
+ *      (vqf_req_marshal() does 3 and 4 with one check of @req);
  *   5. after the device returns the chain with used length @len:
  *      vqf_req_complete() validates the reply and only then copies out.
  *
@@ -263,6 +264,27 @@ int vqf_req_to_argbuf(struct vqf_req *req, void *argbuf, u32 argbuf_size);
  */
 int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
 		     unsigned int cap, struct vqf_sg_counts *counts);
+
+/**
+ * vqf_req_marshal() - vqf_req_to_argbuf() then vqf_req_build_sg()
+ * @req: request with its args set.
+ * @argbuf: as for vqf_req_to_argbuf().
+ * @argbuf_size: its size.
+ * @sg: caller's array of @cap elements.
+ * @cap: its capacity.
+ * @counts: readable/writable split; may be NULL.
+ *
+ * What a driver's enqueue path does, with @req checked once instead of
+ * twice.  On -ENOSPC from the layout the argbuf is already filled: size
+ * @sg with vqf_req_sg_count() and call vqf_req_build_sg().
+ *
+ * Return: the number of elements written; -EINVAL or -EPROTOTYPE as
+ * vqf_req_to_argbuf(); -EMSGSIZE if @argbuf_size is below
+ * vqf_req_argbuf_size(); -ENOSPC if @cap is below vqf_req_sg_count().
+ */
+int vqf_req_marshal(struct vqf_req *req, void *argbuf, u32 argbuf_size,
+		    struct vqf_sg *sg, unsigned int cap,
+		    struct vqf_sg_counts *counts);
 
 /**
  * vqf_req_reply_capacity() - bytes the chain offers the device

@@ -249,6 +249,78 @@ static void test_shared_pages(void **state)
  * otherwise vqf_req_complete() would take a truncated fixed reply (a LOOKUP
  * with only fuse_entry_out accepted 0 or 24 bytes of it).
  */
+/*
+ * vqf_req_marshal() is to_argbuf() + build_sg() with one check: the same
+ * argbuf, in_h and elements; its own errno for each step that refuses.
+ */
+static void test_marshal(void **state)
+{
+	struct fuse_write_in wi = { .size = 32 * 64 };
+	struct vqf_page_desc pv[40];
+	struct vqf_sg sg[40], sg2[40];
+	struct vqf_sg_counts c, c2;
+	u8 argbuf[128], argbuf2[128];
+	struct fuse_write_out wo;
+	struct fuse_attr_out ao;
+	struct vqf_req req, req2;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 40; i++)
+		pv[i] = (struct vqf_page_desc){ pagemem[i], 0, 64 };
+	assert_int_equal(vqf_req_init_write(&req, 9, 4, &wi, pv, 40, &wo), 0);
+	req2 = req;
+	memset(argbuf, 0xee, sizeof(argbuf));
+	memset(argbuf2, 0xee, sizeof(argbuf2));
+	memset(sg, 0, sizeof(sg));
+	memset(sg2, 0, sizeof(sg2));
+	assert_int_equal(vqf_req_marshal(&req, argbuf, sizeof(argbuf), sg, 40,
+					 &c), 4 + 32);
+	assert_int_equal(vqf_req_to_argbuf(&req2, argbuf2, sizeof(argbuf2)), 0);
+	assert_int_equal(vqf_req_build_sg(&req2, argbuf2, sg2, 40, &c2),
+			 4 + 32);
+	assert_memory_equal(&req.in_h, &req2.in_h, sizeof(req.in_h));
+	assert_memory_equal(argbuf, argbuf2, sizeof(argbuf));
+	assert_int_equal(c.nr_readable, c2.nr_readable);
+	assert_int_equal(c.nr_writable, c2.nr_writable);
+	assert_int_equal(c.nr_readable, 2 + 32);
+	for (i = 0; i < 4 + 32; i++) {
+		/* Same layout; linear elements point into each one's copy. */
+		assert_int_equal(sg[i].len, sg2[i].len);
+		assert_int_equal(sg[i].flags, sg2[i].flags);
+		assert_ptr_equal(sg[i].page, sg2[i].page);
+	}
+	expect_linear(&sg[0], &req.in_h, H_IN, false);
+	expect_linear(&sg[1], argbuf, sizeof(wi), false);
+	expect_linear(&sg[34], &req.out_h, H_OUT, true);
+
+	/* @sg too small: -ENOSPC, the argbuf is ready for build_sg(). */
+	memset(argbuf, 0xee, sizeof(argbuf));
+	req.in_h.len = 0;
+	assert_int_equal(vqf_req_marshal(&req, argbuf, sizeof(argbuf), sg, 8,
+					 &c), -ENOSPC);
+	assert_int_equal(req.in_h.len, H_IN + sizeof(wi) + 32 * 64);
+	assert_memory_equal(argbuf, &wi, sizeof(wi));
+	assert_int_equal(vqf_req_build_sg(&req, argbuf, sg, 40, &c), 4 + 32);
+
+	/* argbuf too small: its own errno, nothing copied. */
+	memset(argbuf, 0xee, sizeof(argbuf));
+	assert_int_equal(vqf_req_marshal(&req, argbuf, sizeof(wi) - 1, sg, 40,
+					 &c), -EMSGSIZE);
+	assert_int_equal(argbuf[0], 0xee);
+
+	/* Invalid and argvar-refused requests as vqf_req_to_argbuf(). */
+	req.in_numargs = VQF_REQ_MAX_IN + 1;
+	assert_int_equal(vqf_req_marshal(&req, argbuf, sizeof(argbuf), sg, 40,
+					 &c), -EINVAL);
+	vqf_req_init(&req, FUSE_GETATTR, 1, 8);
+	vqf_req_add_out(&req, &ao, sizeof(ao));
+	req.out_argvar = true;
+	assert_int_equal(vqf_req_marshal(&req, argbuf, sizeof(argbuf), sg, 40,
+					 &c), -EPROTOTYPE);
+	assert_int_equal(argbuf[0], 0xee);
+}
+
 static void test_argvar_refused(void **state)
 {
 	struct fuse_getxattr_in gi = { .size = 0 };
@@ -673,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_pages_only),
 		cmocka_unit_test(test_shared_pages),
 		cmocka_unit_test(test_argbuf_errors),
+		cmocka_unit_test(test_marshal),
 		cmocka_unit_test(test_argvar_refused),
 		cmocka_unit_test(test_check_rejects),
 		cmocka_unit_test(test_helpers),
