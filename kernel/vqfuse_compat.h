@@ -293,4 +293,12 @@ static inline void vqfk_conn_set_ver_table(struct fuse_conn *fc,
 #endif
 }
 
+/*
+ * dax=auto (fs/fuse 0007: FUSE_DAX_AUTO, lib's policy choosing between the
+ * window and FUSE READ/WRITE per range) needs the series too: a built-in
+ * fuse knows dax=always, never and inode only, and vqfuse.ko's "dax"
+ * option then refuses "auto" as an unknown value.
+ */
+#define VQFK_DAX_AUTO VQF_FUSE_SERIES
+
 #endif /* VQFUSE_COMPAT_H */

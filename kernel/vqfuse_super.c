@@ -8,6 +8,9 @@
  * every file through the device's DAX window (vqfuse_dax.c) and is refused
  * when the device has none; "dax=inode" (the default) leaves it to the
  * server's FUSE_ATTR_DAX per file; "dax=never" does not use the window.
+ * "dax=auto" (with the fs/fuse series: fs/fuse 0007) is dax=always whose
+ * read() and write() map only what lib's policy says pays, the rest going
+ * through FUSE READ/WRITE; refused without a window as dax=always is.
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
@@ -26,6 +29,9 @@ static const struct constant_table vqfk_dax_enums[] = {
 	{ "always",	FUSE_DAX_ALWAYS },
 	{ "never",	FUSE_DAX_NEVER },
 	{ "inode",	FUSE_DAX_INODE_USER },
+#if VQFK_DAX_AUTO
+	{ "auto",	FUSE_DAX_AUTO },
+#endif
 	{}
 };
 
@@ -39,6 +45,16 @@ static const struct fs_parameter_spec vqfk_fs_parameters[] = {
 	fsparam_enum("dax", OPT_DAX_ENUM, vqfk_dax_enums),
 	{}
 };
+
+/* dax=always and dax=auto put every file on the window: they need one */
+static bool vqfk_dax_needs_window(enum fuse_dax_mode mode)
+{
+#if VQFK_DAX_AUTO
+	if (mode == FUSE_DAX_AUTO)
+		return true;
+#endif
+	return mode == FUSE_DAX_ALWAYS;
+}
 
 static int vqfk_parse_param(struct fs_context *fsc, struct fs_parameter *param)
 {
@@ -116,9 +132,11 @@ static int vqfk_fill_super(struct super_block *sb, struct fs_context *fsc)
 	ctx->dax_dev = NULL;
 	if (ctx->dax_mode != FUSE_DAX_NEVER) {
 		err = -EINVAL;
-		if (ctx->dax_mode == FUSE_DAX_ALWAYS && !fs->dax_dev) {
-			errorf(fsc, "vqfuse: tag <%s>: dax=always needs a DAX window, and the device has no shared memory region %u",
-			       fs->tag, VIRTIO_FS_SHMCAP_ID_CACHE);
+		if (vqfk_dax_needs_window(ctx->dax_mode) && !fs->dax_dev) {
+			errorf(fsc, "vqfuse: tag <%s>: dax=%s needs a DAX window, and the device has no shared memory region %u",
+			       fs->tag,
+			       ctx->dax_mode == FUSE_DAX_ALWAYS ? "always" :
+			       "auto", VIRTIO_FS_SHMCAP_ID_CACHE);
 			goto err_free_fuse_devs;
 		}
 		ctx->dax_dev = fs->dax_dev;
