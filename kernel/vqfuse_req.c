@@ -138,6 +138,20 @@ static void vqfk_sg_from_vsg(struct scatterlist *sg, const struct vqf_sg *vsg,
 	}
 }
 
+unsigned int vqfk_req_sg_bound(struct fuse_req *req)
+{
+	struct fuse_args *args = req->args;
+	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
+	unsigned int n = 4;
+
+	/* Two headers, two argbuf parts, a page desc per element. */
+	if (args->in_pages)
+		n += vqfk_ap_count(ap);
+	if (args->out_pages)
+		n += vqfk_ap_count(ap);
+	return n;
+}
+
 int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
 		     struct scatterlist *sg, unsigned int cap,
 		     unsigned int *out_sgs, unsigned int *in_sgs)
@@ -150,13 +164,11 @@ int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
 		return -ENOMEM;
 	n = vqf_req_marshal(&kr->vr, kr->argbuf, kr->argbuf_size, vsg, cap,
 			    &counts);
-	if (n < 0 && n != -ENOSPC) {
+	if (n < 0) {
 		kfree(kr);
 		return n;
 	}
 	req->argbuf = kr;
-	if (n < 0)
-		return n;
 	vqfk_sg_from_vsg(sg, vsg, n);
 	*out_sgs = counts.nr_readable;
 	*in_sgs = counts.nr_writable;

@@ -30,9 +30,14 @@ int vqfk_req_fill_sg(struct fuse_req *req, struct vqf_sg *vsg,
 		    struct scatterlist *sg, unsigned int cap,
 		    unsigned int *out_sgs, unsigned int *in_sgs);
 /*
- * vqfk_req_prepare() and vqfk_req_fill_sg() in one: returns n; -ENOSPC if
- * @cap is too small (the request is prepared: size with vqfk_req_nr_sg()
- * and fill); -ENOMEM; or lib's errno for a shape it refuses (nothing kept).
+ * At least the elements the request will take, from its arg counts alone
+ * (no walk of lib's checks): sizes the arrays for vqfk_req_marshal().
+ */
+unsigned int vqfk_req_sg_bound(struct fuse_req *req);
+/*
+ * vqfk_req_prepare() and vqfk_req_fill_sg() in one, @vsg and @sg of @cap
+ * entries (vqfk_req_sg_bound() is always enough): returns n; or -ENOMEM,
+ * or lib's errno (-ENOSPC if @cap is too small), with nothing kept.
  */
 int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
 		     struct scatterlist *sg, unsigned int cap,

@@ -450,29 +450,28 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 	int ret;
 
 	/*
-	 * Most requests fit the stack arrays: marshal and lay them out there
-	 * in one pass of lib's checks, and count (another pass) only for
-	 * those that do not.
+	 * Most requests fit the stack arrays; a bigger one gets all three
+	 * arrays in one allocation, sized from its arg counts.  Either way
+	 * lib/ checks the request once and lays it out in one pass.
 	 */
-	ret = vqfk_req_marshal(req, GFP_ATOMIC, vsg, sg, ARRAY_SIZE(stack_sgs),
-			       &out_sgs, &in_sgs);
-	if (ret < 0 && ret != -ENOSPC)
-		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
-	if (ret == -ENOSPC) {
-		total = vqfk_req_nr_sg(req);
-		sgs = kmalloc_array(total, sizeof(sgs[0]), GFP_ATOMIC);
-		sg = kmalloc_array(total, sizeof(sg[0]), GFP_ATOMIC);
-		vsg = kmalloc_array(total, sizeof(vsg[0]), GFP_ATOMIC);
-		if (!sgs || !sg || !vsg) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		ret = vqfk_req_fill_sg(req, vsg, sg, total, &out_sgs, &in_sgs);
+	total = vqfk_req_sg_bound(req);
+	if (total > ARRAY_SIZE(stack_sgs)) {
+		sg = kmalloc_array(total, sizeof(*sg) + sizeof(*vsg) +
+				   sizeof(*sgs), GFP_ATOMIC);
+		if (!sg)
+			return -ENOMEM;
+		vsg = (struct vqf_sg *)(sg + total);
+		sgs = (struct scatterlist **)(vsg + total);
+	} else {
+		total = ARRAY_SIZE(stack_sgs);
 	}
+	ret = vqfk_req_marshal(req, GFP_ATOMIC, vsg, sg, total, &out_sgs,
+			       &in_sgs);
 	if (ret < 0) {
+		if (sg != stack_sg)
+			kfree(sg);
 		/* Not "ring full": lib/ refused the shape, which never heals. */
-		ret = vqfk_refused(kvq, req, ret);
-		goto out;
+		return ret == -ENOMEM ? ret : vqfk_refused(kvq, req, ret);
 	}
 	total = ret;
 	for (i = 0; i < total; i++)
@@ -515,11 +514,8 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 out:
 	if (ret < 0)
 		vqfk_req_release(req);
-	if (sgs != stack_sgs) {
-		kfree(sgs);
+	if (sg != stack_sg)
 		kfree(sg);
-		kfree(vsg);
-	}
 	return ret;
 }
 
