@@ -666,6 +666,238 @@ static inline int vqf_dax_run_alloc_evict(void)
 	return 0;
 }
 
+/*
+ * ---- dax=auto: vqf_dax_map_begin_auto() with lib's default policy ----
+ *
+ * The decisions a caller sees (map, or VQF_DAX_USE_FUSE with nothing
+ * mapped and nothing on the wire), on the allocator above with 2 MiB
+ * ranges.  hint.now is the caller's clock: one tick per call here, as the
+ * simulator and fuse.ko tick it.
+ */
+
+#define VQF_DAX_VEC_RS		(2 * VQF_DAX_VEC_MIB)
+
+static inline int vqf_dax_vec_auto(struct vqf_dax_inode *di, u64 pos,
+				   u64 size, u64 now, u64 len, u32 hflags,
+				   struct vqf_dax_map *map)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_hint h = { .size = size, .now = now, .len = len,
+				  .flags = hflags };
+
+	return vqf_dax_map_begin_auto(&a->w, di, pos, 0, &h, map);
+}
+
+/*
+ * A small file read once goes through FUSE and sends no SETUPMAPPING; read
+ * again it maps.  A fault (VQF_DAX_HINT_MMAP) and dax=always (no hint) map
+ * a small file at once.
+ */
+static inline int vqf_dax_run_auto_small(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_inode *di = &a->ino[0];
+	struct vqf_dax_map map = { 0 };
+	struct vqf_dax_stats st;
+	int line;
+
+	line = vqf_dax_vec_alloc_init(8, VQF_DAX_VEC_RS);
+	if (line)
+		return line;
+	VQF_DAX_VEC_CHECK(vqf_dax_vec_auto(di, 0, 4096, 1, 4096, 0, &map) ==
+			  VQF_DAX_USE_FUSE);
+	VQF_DAX_VEC_CHECK(map.range == NULL);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.pol_small == 1 && st.setups == 0);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 0 && vqf_dax_nr_free(&a->w) == 8);
+	/* read again: it maps */
+	VQF_DAX_VEC_CHECK(!vqf_dax_vec_auto(di, 0, 4096, 2, 4096, 0, &map));
+	VQF_DAX_VEC_CHECK(map.range && map.moffset < 8 * VQF_DAX_VEC_RS);
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.pol_window == 1 && st.setups == 1);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 1);
+	/* and a third time it hits: no decision at all */
+	VQF_DAX_VEC_CHECK(!vqf_dax_vec_auto(di, 100, 4096, 3, 4096, 0, &map));
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.hits == 1 && st.pol_window == 1 &&
+			  st.pol_small == 1);
+	/* another small file: a fault maps it the first time */
+	VQF_DAX_VEC_CHECK(!vqf_dax_vec_auto(&a->ino[1], 0, 4096, 4, 4096,
+					    VQF_DAX_HINT_MMAP, &map));
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.pol_mmap == 1 && st.setups == 2);
+	/* dax=always (no hint) maps without asking */
+	VQF_DAX_VEC_CHECK(!vqf_dax_map_begin_auto(&a->w, &a->ino[1],
+						  VQF_DAX_VEC_RS, 0, NULL,
+						  &map));
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.setups == 3 && st.pol_small == 1 &&
+			  st.pol_window == 1 && st.pol_mmap == 1);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
+	return 0;
+}
+
+/*
+ * Random 4 KiB reads of a 64 MiB file through a window of 4 ranges: each
+ * maps a range that is reclaimed unused.  Drives them until the policy
+ * finds thrash; returns 0 and the clock at that call in *now, else a line.
+ */
+static inline int vqf_dax_vec_thrash(u64 *now)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_inode *di = &a->ino[0];
+	struct vqf_dax_map map;
+	struct vqf_dax_stats st;
+	u64 t;
+	int ret;
+
+	for (t = 1; t <= 64; t++) {
+		/* range 7t mod 32: never the same one twice in a row */
+		u64 pos = ((t * 7) % 32) * VQF_DAX_VEC_RS + 4096;
+
+		ret = vqf_dax_vec_auto(di, pos, 64 * VQF_DAX_VEC_MIB, t, 4096,
+				       0, &map);
+		if (ret == VQF_DAX_USE_FUSE)
+			break;
+		VQF_DAX_VEC_CHECK(ret == 0);
+		vqf_dax_map_end(&a->w, &map);
+	}
+	VQF_DAX_VEC_CHECK(t <= 64);
+	vqf_dax_stats_read(&a->w, &st);
+	/* the verdict needs thrash_min (8) wasted ranges, half the setups */
+	VQF_DAX_VEC_CHECK(st.pol_thrash == 1 && st.pol_backoff == 0);
+	VQF_DAX_VEC_CHECK(st.wasted >= 8 && st.wasted * 2 >= st.setups);
+	VQF_DAX_VEC_CHECK(st.setups == t - 1 && st.hits == 0);
+	*now = t;
+	return 0;
+}
+
+/*
+ * Thrash backs off to FUSE: from the verdict on, unmapped bytes go
+ * through FUSE with no SETUPMAPPING while a range still mapped hits.
+ */
+static inline int vqf_dax_run_auto_thrash(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_inode *di = &a->ino[0];
+	struct vqf_dax_stats st0, st;
+	struct vqf_dax_pstate ps;
+	struct vqf_dax_map map;
+	unsigned int i, used;
+	u64 now, pos;
+	int line;
+
+	line = vqf_dax_vec_alloc_init(4, VQF_DAX_VEC_RS);
+	if (line)
+		return line;
+	line = vqf_dax_vec_thrash(&now);
+	if (line)
+		return line;
+	vqf_dax_inode_policy(&a->w, di, &ps);
+	VQF_DAX_VEC_CHECK(ps.backed && ps.level == 1);
+	VQF_DAX_VEC_CHECK(ps.until == now + VQF_DAX_POL_BACKOFF_DEFAULT);
+	vqf_dax_stats_read(&a->w, &st0);
+	used = a->m.nr_used;
+	/* 100 more reads over all 32 ranges: the unmapped ones are FUSE */
+	for (i = 0; i < 100; i++) {
+		int ret;
+
+		pos = (u64)(i % 32) * VQF_DAX_VEC_RS;
+		ret = vqf_dax_vec_auto(di, pos, 64 * VQF_DAX_VEC_MIB, ++now,
+				       4096, 0, &map);
+		if (ret == 0) {
+			vqf_dax_map_end(&a->w, &map);
+			continue;
+		}
+		VQF_DAX_VEC_CHECK(ret == VQF_DAX_USE_FUSE);
+	}
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.setups == st0.setups);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == used);
+	/* what was still mapped hit (at most 4 ranges, 4 of 32 positions) */
+	VQF_DAX_VEC_CHECK(st.hits > 0 && st.hits <= 4 * 4);
+	VQF_DAX_VEC_CHECK(st.pol_backoff == 100 - st.hits);
+	VQF_DAX_VEC_CHECK(st.pol_thrash == 1 && st.pol_window == st0.pol_window);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
+	return 0;
+}
+
+/*
+ * The backoff ends at its clock value: the next unmapped read maps again
+ * (with a fresh sample), and a second verdict backs off twice as long.
+ */
+static inline int vqf_dax_run_auto_return(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_inode *di = &a->ino[0];
+	struct vqf_dax_pstate ps;
+	struct vqf_dax_stats st0, st;
+	struct vqf_dax_map map;
+	u64 now, until, pos;
+	int line;
+
+	line = vqf_dax_vec_alloc_init(4, VQF_DAX_VEC_RS);
+	if (line)
+		return line;
+	line = vqf_dax_vec_thrash(&now);
+	if (line)
+		return line;
+	vqf_dax_inode_policy(&a->w, di, &ps);
+	until = ps.until;
+	VQF_DAX_VEC_CHECK(until > now + 1);
+	/* an unmapped range, one tick before the end: still FUSE */
+	pos = 31 * VQF_DAX_VEC_RS;
+	if (vqf_dax_vec_auto(di, pos, 64 * VQF_DAX_VEC_MIB, until - 1, 4096,
+			     0, &map) == 0) {
+		/* it was mapped: take one that is not */
+		vqf_dax_map_end(&a->w, &map);
+		pos = 30 * VQF_DAX_VEC_RS;
+		VQF_DAX_VEC_CHECK(vqf_dax_vec_auto(di, pos,
+						   64 * VQF_DAX_VEC_MIB,
+						   until - 1, 4096, 0, &map) ==
+				  VQF_DAX_USE_FUSE);
+	}
+	vqf_dax_stats_read(&a->w, &st0);
+	VQF_DAX_VEC_CHECK(st0.pol_backoff == 1);
+	/* at the end of the backoff: DAX again, one SETUPMAPPING */
+	VQF_DAX_VEC_CHECK(!vqf_dax_vec_auto(di, pos, 64 * VQF_DAX_VEC_MIB,
+					    until, 4096, 0, &map));
+	vqf_dax_map_end(&a->w, &map);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.setups == st0.setups + 1);
+	VQF_DAX_VEC_CHECK(st.pol_window == st0.pol_window + 1);
+	vqf_dax_inode_policy(&a->w, di, &ps);
+	VQF_DAX_VEC_CHECK(!ps.backed && ps.level == 1);
+	/* a fresh sample: this setup, and the unused range it reclaimed */
+	VQF_DAX_VEC_CHECK(ps.setups == 1 && ps.wasted <= 1);
+	/* thrash again: the second backoff is twice the first */
+	for (now = until + 1; now < until + 200; now++) {
+		int ret;
+
+		pos = ((now * 7) % 32) * VQF_DAX_VEC_RS + 8192;
+		ret = vqf_dax_vec_auto(di, pos, 64 * VQF_DAX_VEC_MIB, now,
+				       4096, 0, &map);
+		if (ret == VQF_DAX_USE_FUSE)
+			break;
+		VQF_DAX_VEC_CHECK(ret == 0);
+		vqf_dax_map_end(&a->w, &map);
+	}
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.pol_thrash == 2);
+	vqf_dax_inode_policy(&a->w, di, &ps);
+	VQF_DAX_VEC_CHECK(ps.backed && ps.level == 2);
+	VQF_DAX_VEC_CHECK(ps.until == now + 2 * VQF_DAX_POL_BACKOFF_DEFAULT);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
+	return 0;
+}
+
 /* ---- iteration for the runners ---- */
 
 #define VQF_DAX_NR_SETUP	ARRAY_SIZE(vqf_dax_setup_vecs)
@@ -673,7 +905,7 @@ static inline int vqf_dax_run_alloc_evict(void)
 
 static inline unsigned int vqf_dax_vectors_count(void)
 {
-	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 4;
+	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 7;
 }
 
 static inline const char *vqf_dax_vectors_name(unsigned int i)
@@ -691,8 +923,14 @@ static inline const char *vqf_dax_vectors_name(unsigned int i)
 		return "req: SETUP/REMOVEMAPPING through vqf_req to the device";
 	case 2:
 		return "alloc: a window of one range keeps making progress";
-	default:
+	case 3:
 		return "alloc: evict batches REMOVEMAPPING by 256";
+	case 4:
+		return "auto: a small file read once goes through FUSE";
+	case 5:
+		return "auto: thrash backs off to FUSE, no SETUPMAPPING";
+	default:
+		return "auto: DAX again when the backoff ends";
 	}
 }
 
@@ -713,6 +951,12 @@ static inline int vqf_dax_vectors_run(unsigned int i)
 		return vqf_dax_run_alloc_one_range();
 	case 3:
 		return vqf_dax_run_alloc_evict();
+	case 4:
+		return vqf_dax_run_auto_small();
+	case 5:
+		return vqf_dax_run_auto_thrash();
+	case 6:
+		return vqf_dax_run_auto_return();
 	default:
 		return __LINE__;
 	}
