@@ -203,6 +203,10 @@ function add(key, v) { vals[key] = vals[key] (key in vals ? " " : "") v }
 	split($7, v, "="); if (v[2] >= 0) add("cpu" SUBSEP fs SUBSEP $3, v[2])
 	next
 }
+/^BENCH seqread / && $6 ~ /^cpu_us_mb=/ {
+	split($6, v, "="); if (v[2] >= 0) add("cpu" SUBSEP fs SUBSEP "seqread", v[2])
+	next
+}
 /^VQF-STAGE / { add("st" SUBSEP $2 SUBSEP $4 SUBSEP $5, $6); stages = 1; next }
 /^VQF-STAGE-KEPT / {
 	key = $2 SUBSEP $4
@@ -220,6 +224,11 @@ END {
 			printf "%-14s %9.1f %9.1f %10.2fx\n", m[j] " us/op",
 			       a, b, b ? a / b : 0
 		}
+		a = med("cpu" SUBSEP "vqfuse" SUBSEP "seqread")
+		b = med("cpu" SUBSEP "virtiofs" SUBSEP "seqread")
+		if (a != "" && b != "")
+			printf "%-14s %9.1f %9.1f %10.2fx\n", "seqread us/MB",
+			       a, b, b ? a / b : 0
 	}
 	if (!stages)
 		exit
