@@ -170,16 +170,24 @@ class Backend:
 
 
 class Qemu:
-    def __init__(self, qemu, work, sock, devopts=""):
+    """QEMU with the device; the guest's RAM a memfd unless @mem names
+    another backend (shmem-fault.py: a file the host maps), @extra more
+    arguments (a -kernel)."""
+
+    def __init__(self, qemu, work, sock, devopts="", ram="256M", mem=None,
+                 extra=()):
         self.qmp_path = os.path.join(work, "qmp.sock")
         self.log = open(os.path.join(work, "qemu.log"), "w+")
+        mem = mem or f"memory-backend-memfd,id=mem,size={ram},share=on"
         args = [qemu, "-accel", "tcg", "-nodefaults", "-display", "none",
-                "-m", "256M", "-machine", "pc",
-                "-object", "memory-backend-memfd,id=mem,size=256M,share=on",
+                "-m", ram, "-machine", "pc",
+                "-object", mem,
                 "-numa", "node,memdev=mem",
                 "-chardev", f"socket,id=vfs,path={sock}",
-                "-device", "vhost-user-fs-pci,chardev=vfs,tag=vqf" + devopts,
-                "-qmp", f"unix:{self.qmp_path},server=on,wait=off"]
+                "-device", "vhost-user-fs-pci,id=fs,chardev=vfs,tag=vqf" +
+                devopts,
+                "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
+                *extra]
         self.proc = subprocess.Popen(["timeout", "-k", "5", "300"] + args,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.qmp = None
