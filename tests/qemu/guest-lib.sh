@@ -202,6 +202,141 @@ vqf_dax_hostile()
 	VQF_MOUNT_OPTS= vqf_suite_cycles virtiofs 1 && [ $rc = 0 ]
 }
 
+# vqf_dax_auto FSTYPE: FSTYPE (vqfuse, or virtiofs-vqf: the in-tree
+# virtiofs on the patched fuse.ko) mounted with -o dax=auto (fs/fuse 0007:
+# lib's policy decides per range whether read() and write() map it) over
+# the host's auto/ folder (run-test.sh vqfuse-daxauto: 12 files s1..s12 of
+# 4 KiB, w1 of 4 KiB zeros, big.bin of 128 MiB, 4x the 32 MiB window;
+# auto.md5).  Which files went through the window, told by the FUSE
+# requests of each phase (kprobes: SETUPMAPPING 48, READ 15, WRITE 16):
+#   small1    the 12 small files read once: READs, no SETUPMAPPING
+#   small2    read again: each maps (12 SETUPMAPPINGs), no READ
+#   write     w1, never read, overwritten in place: a WRITE, no mapping
+#   readback  w1 read again: mapped, and it holds what was written
+#   seq       big.bin read in order: range by range through the window
+#             (at least its 64 ranges mapped), no READ; the small files'
+#             ranges are reclaimed meanwhile, never used again
+#   rand      2000 random 4 KiB reads of big.bin: the window thrashes, the
+#             file backs off to READ (dax=always: about 1500 mappings)
+#   small3    the small files a third time: their mappings were wasted,
+#             so small files back off together (the crowd): READs only
+# Every byte read is checked (md5sums against the host's, psyncop's
+# pattern); the host checks w1.  fuse.ko's policy counters at unmount
+# must show the small-file rule, a thrash verdict, a backoff and the
+# crowd.
+VQF_AUTO_PHASES="small1 small2 write readback seq rand small3"
+vqf_dax_auto()
+{
+	fs=$1
+	echo "VQF-BEGIN daxauto-$fs"
+	rc=1
+	if vqf_fs_load "$fs" && VQF_MOUNT_OPTS=dax=auto vqf_mount "$fs"; then
+		rc=0
+		d=$MNT/auto
+		# read before the count starts
+		sums=$(cat "$MNT/auto.md5") && [ -n "$sums" ] ||
+			{ echo "# daxauto: no auto.md5"; rc=1; }
+		yes vqf-daxauto | head -c 4096 >/tmp/pat
+		vqf_trace_start ||
+			vqf_auto_bad "no kprobe tracing, nothing to count with"
+		for ph in $VQF_AUTO_PHASES; do
+			[ -z "${VQF_BENCH_MARK:-}" ] ||
+				echo "vqf-phase $ph" >"$VQF_BENCH_MARK"
+			case $ph in
+			small*) vqf_auto_md5 $ph s1 s2 s3 s4 s5 s6 s7 s8 s9 \
+					s10 s11 s12 ;;
+			seq) vqf_auto_md5 $ph big.bin ;;
+			rand) vqf-bench psyncop "$d/big.bin" randread 2000 ||
+					vqf_auto_bad "rand: psyncop failed" ;;
+			write) dd if=/tmp/pat of="$d/w1" bs=4096 count=1 \
+					conv=notrunc 2>/dev/null ||
+					vqf_auto_bad "write failed" ;;
+			readback) cmp /tmp/pat "$d/w1" ||
+					vqf_auto_bad "w1 reads back wrong" ;;
+			esac
+		done
+		[ -z "${VQF_BENCH_MARK:-}" ] || echo "vqf-phase end" >"$VQF_BENCH_MARK"
+		VQF_AUTO_OPS=$(vqf_trace_counts)
+		echo "$VQF_AUTO_OPS"
+		umount "$MNT" || vqf_auto_bad "umount failed"
+		vqf_fs_unload "$fs" || vqf_auto_bad "unload failed"
+		echo "# daxauto $fs: SETUPMAPPING/READ/WRITE per phase:" \
+			"$(for ph in $VQF_AUTO_PHASES; do
+				printf '%s %s/%s/%s ' $ph "$(vqf_auto_n $ph 48)" \
+					"$(vqf_auto_n $ph 15)" "$(vqf_auto_n $ph 16)"
+			done)"
+		[ "$(vqf_auto_n small1 48)" = 0 ] ||
+			vqf_auto_bad "small1 mapped a small file read once"
+		[ "$(vqf_auto_n small1 15)" -ge 12 ] ||
+			vqf_auto_bad "small1: fewer than 12 READs"
+		[ "$(vqf_auto_n small2 48)" = 12 ] ||
+			vqf_auto_bad "small2: not one mapping per file"
+		[ "$(vqf_auto_n small2 15)" = 0 ] ||
+			vqf_auto_bad "small2: READs of files read before"
+		[ "$(vqf_auto_n seq 48)" -ge 64 ] ||
+			vqf_auto_bad "seq: big.bin not mapped range by range"
+		[ "$(vqf_auto_n seq 15)" = 0 ] ||
+			vqf_auto_bad "seq: READs of a file streamed"
+		[ "$(vqf_auto_n rand 15)" -ge 1000 ] ||
+			vqf_auto_bad "rand: no backoff to READ"
+		[ "$(vqf_auto_n rand 48)" -le 400 ] ||
+			vqf_auto_bad "rand: the window still thrashes"
+		[ "$(vqf_auto_n write 48)" = 0 ] ||
+			vqf_auto_bad "write: mapped a small file for a write"
+		[ "$(vqf_auto_n write 16)" -ge 1 ] ||
+			vqf_auto_bad "write: no WRITE"
+		[ "$(vqf_auto_n readback 48)" = 1 ] ||
+			vqf_auto_bad "readback: w1 not mapped"
+		[ "$(vqf_auto_n readback 15)" = 0 ] ||
+			vqf_auto_bad "readback: READ of w1"
+		[ "$(vqf_auto_n small3 48)" = 0 ] ||
+			vqf_auto_bad "small3: the crowd of small files still maps"
+		[ "$(vqf_auto_n small3 15)" -ge 12 ] ||
+			vqf_auto_bad "small3: fewer than 12 READs"
+		# fuse.ko's policy counters of this mount (fs/fuse 0007)
+		c=$(dmesg | grep 'fuse: dax: auto: ' | tail -n 1)
+		echo "$c" | sed 's/^[^]]*] /# /'
+		for k in small:12 thrash:1 backoff:1 crowd:1; do
+			v=$(echo "$c" | sed -n "s/.* ${k%:*}=\([0-9]*\).*/\1/p")
+			[ "${v:-0}" -ge "${k#*:}" ] ||
+				vqf_auto_bad "fuse.ko counted ${k%:*}=${v:-none}, want >= ${k#*:}"
+		done
+	else
+		echo "# load or dax=auto mount of $fs failed"
+	fi
+	echo "VQF-END daxauto-$fs rc=$rc"
+	return $rc
+}
+
+# vqf_dax_auto's helpers (fs, d, sums, rc are its variables):
+# vqf_auto_bad WHY fails the cycle; vqf_auto_md5 PHASE FILE... reads each
+# FILE of $d whole and checks it against auto.md5; vqf_auto_n PHASE OP is
+# the phase's count of opcode OP (0 when none was seen).
+vqf_auto_bad()
+{
+	echo "# daxauto $fs: $*"
+	rc=1
+}
+
+vqf_auto_md5()
+{
+	p=$1
+	shift
+	for f in "$@"; do
+		got=$(md5sum <"$d/$f") ||
+			{ vqf_auto_bad "$p: reading $f failed"; continue; }
+		want=$(echo "$sums" | awk -v f="$f" '$2 == f { print $1 }')
+		[ -n "$want" ] && [ "${got%% *}" = "$want" ] ||
+			vqf_auto_bad "$p: $f is not the host's (md5 ${got%% *}, want $want)"
+	done
+}
+
+vqf_auto_n()
+{
+	echo "$VQF_AUTO_OPS" | awk -v p="$1" -v o="$2" \
+		'$2 == p && $3 == o { c = $4 } END { print c + 0 }'
+}
+
 # vqf_suite_cycles FSTYPE N: N times load -> mount -> suite -> users part
 # -> unmount -> remount -> verify (read back from the host, not the page
 # cache) -> unmount -> unload.  Each cycle writes its own folders FSTYPE-i

@@ -23,6 +23,15 @@
 #                    --dax-window, the patched QEMU): 2 vqfuse.ko cycles and
 #                    1 in-tree virtiofs cycle with -o dax=always (results
 #                    must match), then the reclaim stress (vqf_dax_stress)
+#   vqfuse-daxauto   -o dax=auto (fs/fuse 0007) through the device's window
+#                    (vqfuse-sim vhost-user --dax-window 32M, the patched
+#                    QEMU), on vqfuse.ko and on the in-tree virtiofs rebuilt
+#                    with the patched fuse.ko: which files went through the
+#                    window (vqf_dax_auto: a small file read once does
+#                    not, read again it does, a file streamed does, random
+#                    reads of a file 4x the window back off to READ), the
+#                    bytes right either way.  Skipped where fuse is built
+#                    in (Debian's 6.12): the series cannot load there
 #   vqfuse-version   vqfuse.ko + the patched fuse.ko over the device's
 #                    version table (shm region 1, the patched QEMU): 20
 #                    stats of an unchanged file send no request, a host
@@ -113,6 +122,21 @@ vqfuse-dax)
 	# hung (docs/kernel-dax.md); a hang ends in a dump, not a timeout
 	script='VQF_MOUNT_OPTS=dax=always vqf_suite_cycles vqfuse 2; r=$?; VQF_MOUNT_OPTS=dax=always vqf_suite_cycles virtiofs 1 || r=1; vqf_dax_stress 4 32 ${VQF_DAX_OPS:-1500} && [ $r = 0 ]'
 	labels='vqfuse-1 vqfuse-2 virtiofs-1 daxstress' ;;
+vqfuse-daxauto)
+	need_ko vqfuse.ko
+	if vqf_mod_builtin "$(vqf_kver)" fuse; then
+		echo "SKIP: fuse is built into $(vqf_kver): dax=auto is fs/fuse" \
+			"0007, and the patched fuse.ko cannot replace a built-in" \
+			"fuse (kernel/README.md); the 6.12-vqf guest kernel runs it"
+		exit 77
+	fi
+	need_ko fuse.ko
+	need_ko virtiofs.ko
+	need_shmem_qemu
+	VQF_DAEMON=sim
+	VQF_SIM_ARGS="--dax-window 32M"
+	script='vqf_dax_auto vqfuse; r=$?; vqf_dax_auto virtiofs-vqf && [ $r = 0 ]'
+	labels='daxauto-vqfuse daxauto-virtiofs-vqf' ;;
 vqfuse-version)
 	need_ko vqfuse.ko
 	need_ko fuse.ko
@@ -172,6 +196,19 @@ vqf_add_run_script "$W" "$script"
 case $mode in
 dax-reclaim|dax-hostile)
 	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/big.bin" 64 || exit 1 ;;
+vqfuse-daxauto)
+	# vqf_dax_auto's files: 12 small ones, w1 to overwrite, big.bin 4x the
+	# window, and what they hold
+	a=$W/shared/auto
+	mkdir -p "$a"
+	"$VQF_QEMU_BIN/vqf-bench" mkfile "$a/big.bin" 128 || exit 1
+	i=1
+	while [ $i -le 12 ]; do
+		head -c 4096 /dev/urandom >"$a/s$i" || exit 1
+		i=$((i + 1))
+	done
+	head -c 4096 /dev/zero >"$a/w1"
+	(cd "$a" && md5sum big.bin s[0-9]*) >"$W/shared/auto.md5" || exit 1 ;;
 esac
 vqf_start_virtiofsd "$W/shared" "$W/vfs.sock" "$W/virtiofsd.log"
 
@@ -289,6 +326,13 @@ for l in $labels; do
 	mq-spread)
 		sed -n '/^VQF-BEGIN mq-spread$/,/^VQF-END mq-spread /p' \
 			"$W/console.txt" | grep '^# vqfuse'
+		;;
+	daxauto-*)
+		sed -n "/^VQF-BEGIN $l\$/,/^VQF-END $l /p" "$W/console.txt" |
+			grep '^# daxauto\|^# fuse: dax: auto'
+		# the guest's in-place write reached the host
+		yes vqf-daxauto | head -c 4096 | cmp - "$W/shared/auto/w1" ||
+			flag "the host's w1 is not what $l wrote"
 		;;
 	daxstress)
 		echo "host: vqf-daxstress verify $W/shared/daxstress"
