@@ -111,14 +111,21 @@ static bool values_present(const struct vqf_req *req)
 	return true;
 }
 
+/* The sizes of @req's four parts, as linear_len() and page_arg_size(). */
+struct req_lens {
+	u64 in_lin;
+	u64 out_lin;
+	u32 in_pg;
+	u32 out_pg;
+};
+
 /*
  * Everything about @req except the page descs: O(1), so
- * vqf_req_complete() can afford it on every reply.
+ * vqf_req_complete() can afford it on every reply.  Fills @l (for a
+ * valid @req) so that callers need not sum the args again.
  */
-static int check_light(const struct vqf_req *req)
+static int check_lens(const struct vqf_req *req, struct req_lens *l)
 {
-	u64 total;
-
 	if (!req)
 		return -EINVAL;
 	if (req->in_numargs > VQF_REQ_MAX_IN ||
@@ -144,21 +151,24 @@ static int check_light(const struct vqf_req *req)
 		if (!VQF_IS_ALIGNED(sz, 8) || sz / 8 > 0xffff)
 			return -EINVAL;
 	}
+	l->in_lin = linear_len(req, true);
+	l->out_lin = linear_len(req, false);
+	l->in_pg = page_arg_size(req, true);
+	l->out_pg = page_arg_size(req, false);
 	/* in_h.len and out_h.len are u32: everything must fit in one. */
-	total = IN_H_SIZE + linear_len(req, true) + page_arg_size(req, true);
-	if (total > 0xffffffffULL)
+	if (IN_H_SIZE + l->in_lin + l->in_pg > 0xffffffffULL)
 		return -EINVAL;
-	total = OUT_H_SIZE + linear_len(req, false) + page_arg_size(req, false);
-	if (total > 0xffffffffULL)
+	if (OUT_H_SIZE + l->out_lin + l->out_pg > 0xffffffffULL)
 		return -EINVAL;
-	if (linear_len(req, true) + linear_len(req, false) > 0xffffffffULL)
+	if (l->in_lin + l->out_lin > 0xffffffffULL)
 		return -EINVAL;
 	return 0;
 }
 
 int vqf_req_check(const struct vqf_req *req)
 {
-	int ret = check_light(req);
+	struct req_lens l;
+	int ret = check_lens(req, &l);
 
 	if (ret)
 		return ret;
@@ -246,14 +256,30 @@ static bool argvar_allowed(const struct vqf_req *req)
 	return true;
 }
 
+/* The in args (not in pages) to the start of @argbuf; in_h.len and extlen. */
+static void copy_in_args(struct vqf_req *req, u8 *argbuf)
+{
+	unsigned int i, n;
+	u32 off = 0;
+
+	n = req->in_numargs - (req->in_pages ? 1 : 0);
+	for (i = 0; i < n; i++) {
+		if (req->in_args[i].size)
+			memcpy(argbuf + off, req->in_args[i].value,
+			       req->in_args[i].size);
+		off += req->in_args[i].size;
+	}
+	req->in_h.len = IN_H_SIZE + off + page_arg_size(req, true);
+	if (req->in_ext)
+		req->in_h.total_extlen =
+			req->in_args[req->in_numargs - 1].size / 8;
+}
+
 /* vqf_req_to_argbuf() for a @req that passed vqf_req_check(). */
 static int to_argbuf_checked(struct vqf_req *req, void *argbuf,
 			     u32 argbuf_size)
 {
 	u32 need = vqf_req_argbuf_size(req);
-	unsigned int i, n;
-	u8 *p = argbuf;
-	u32 off = 0;
 
 	if (!argvar_allowed(req))
 		return -EPROTOTYPE;
@@ -262,17 +288,7 @@ static int to_argbuf_checked(struct vqf_req *req, void *argbuf,
 	if (!argbuf && need)
 		return -EINVAL;
 
-	n = req->in_numargs - (req->in_pages ? 1 : 0);
-	for (i = 0; i < n; i++) {
-		if (req->in_args[i].size)
-			memcpy(p + off, req->in_args[i].value,
-			       req->in_args[i].size);
-		off += req->in_args[i].size;
-	}
-	req->in_h.len = IN_H_SIZE + off + page_arg_size(req, true);
-	if (req->in_ext)
-		req->in_h.total_extlen =
-			req->in_args[req->in_numargs - 1].size / 8;
+	copy_in_args(req, argbuf);
 	return 0;
 }
 
@@ -378,26 +394,110 @@ int vqf_req_build_sg(struct vqf_req *req, void *argbuf, struct vqf_sg *sg,
 	return build_sg_checked(req, argbuf, sg, cap, counts);
 }
 
+/*
+ * sg_pages() and pages_cover() in one walk: appends the elements that fit
+ * @cap and counts the rest in *@n; false if the descs are not valid
+ * (args_valid()'s page rules), whatever @cap.
+ */
+static bool sg_pages_checked(struct vqf_sg *sg, unsigned int cap,
+			     unsigned int *n, const struct vqf_page_desc *pv,
+			     u32 nr, u32 total, u32 flags)
+{
+	u32 i;
+
+	if (nr && !pv)
+		return false;
+	for (i = 0; i < nr && total; i++) {
+		u32 this_len = VQF_MIN(pv[i].length, total);
+		struct vqf_sg *e;
+
+		if ((!pv[i].page && this_len) ||
+		    (u64)pv[i].offset + pv[i].length > 0xffffffffULL)
+			return false;
+		if (!this_len)
+			continue;
+		if (*n < cap) {
+			e = &sg[*n];
+			e->addr = NULL;
+			e->page = pv[i].page;
+			e->offset = pv[i].offset;
+			e->len = this_len;
+			e->flags = flags;
+		}
+		(*n)++;
+		total -= this_len;
+	}
+	return !total;
+}
+
+/* A linear element if it fits @cap; counted either way. */
+static void sg_linear_counted(struct vqf_sg *sg, unsigned int cap,
+			      unsigned int *n, void *addr, u32 len, u32 flags)
+{
+	unsigned int before = *n;
+
+	if (!sg_linear(sg, cap, n, addr, len, flags))
+		*n = before + 1;
+}
+
 int vqf_req_marshal(struct vqf_req *req, void *argbuf, u32 argbuf_size,
 		    struct vqf_sg *sg, unsigned int cap,
 		    struct vqf_sg_counts *counts)
 {
-	int ret;
+	unsigned int n = 0, nr_readable;
+	struct req_lens l;
+	u8 *p = argbuf;
+	u32 need;
 
 	/*
-	 * The enqueue path of a driver: nothing changes @req between the two
-	 * steps, so one check covers both (the page descs' walk is the part
-	 * that costs, and it ran twice).
+	 * The enqueue path of a driver, with the results (and errno order)
+	 * of vqf_req_to_argbuf() then vqf_req_build_sg(), but the request
+	 * checked once and its page descs walked once: they are validated
+	 * as they are laid out.  Elements are laid out before anything is
+	 * copied, so a refused request leaves the argbuf alone.
 	 */
-	if (vqf_req_check(req))
+	if (check_lens(req, &l))
 		return -EINVAL;
+	if (!sg)
+		cap = 0;
+	if (req->noreply)
+		l.out_lin = 0;
+	need = l.in_lin + l.out_lin;
+
+	sg_linear_counted(sg, cap, &n, &req->in_h, IN_H_SIZE, 0);
+	if (l.in_lin)
+		sg_linear_counted(sg, cap, &n, p, l.in_lin, 0);
+	if (req->in_pages &&
+	    !sg_pages_checked(sg, cap, &n, req->in_pv, req->nr_in_pv,
+			      l.in_pg, 0))
+		return -EINVAL;
+	nr_readable = n;
+	if (!req->noreply) {
+		sg_linear_counted(sg, cap, &n, &req->out_h, OUT_H_SIZE,
+				  VQF_SG_WRITE);
+		if (l.out_lin)
+			sg_linear_counted(sg, cap, &n, p + l.in_lin, l.out_lin,
+					  VQF_SG_WRITE);
+		if (req->out_pages &&
+		    !sg_pages_checked(sg, cap, &n, req->out_pv,
+				      req->nr_out_pv, l.out_pg, VQF_SG_WRITE))
+			return -EINVAL;
+	}
+	if (!argvar_allowed(req))
+		return -EPROTOTYPE;
 	/* -ENOSPC is kept for @sg, the one a caller retries with more. */
-	if (argbuf_size < vqf_req_argbuf_size(req))
+	if (argbuf_size < need)
 		return -EMSGSIZE;
-	ret = to_argbuf_checked(req, argbuf, argbuf_size);
-	if (ret)
-		return ret;
-	return build_sg_checked(req, argbuf, sg, cap, counts);
+	if (!argbuf && need)
+		return -EINVAL;
+	copy_in_args(req, argbuf);
+	if (n > cap)
+		return -ENOSPC;
+	if (counts) {
+		counts->nr_readable = nr_readable;
+		counts->nr_writable = n - nr_readable;
+	}
+	return n;
 }
 
 /* Turn a rejected reply into an ordinary error for whoever ends @req. */
@@ -457,19 +557,20 @@ int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
 		     const struct vqf_page_ops *ops, void *ops_ctx,
 		     struct vqf_req_stats *stats)
 {
-	struct fuse_out_header oh;
 	u32 linear, pages, offered, payload, off, remaining;
-	unsigned int i, n;
+	struct fuse_out_header oh;
 	const u8 *p = argbuf;
+	struct req_lens l;
+	unsigned int i, n;
 	s64 var;
 
 	/* O(1): the page descs were checked when the request was laid out. */
-	if (check_light(req))
+	if (check_lens(req, &l))
 		return -EINVAL;
 	if (req->page_zeroing && (!ops || !ops->zero))
 		return -EINVAL;
-	linear = linear_len(req, false);
-	if (!argbuf && (linear || linear_len(req, true)) && !req->noreply)
+	linear = l.out_lin;
+	if (!argbuf && (linear || l.in_lin) && !req->noreply)
 		return -EINVAL;
 
 	if (req->noreply) {
@@ -484,7 +585,7 @@ int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
 	/* One snapshot of the device-written header; no re-reads below. */
 	memcpy(&oh, &req->out_h, sizeof(oh));
 
-	pages = page_arg_size(req, false);
+	pages = l.out_pg;
 	offered = OUT_H_SIZE + linear + pages;
 
 	if (used_len < OUT_H_SIZE)
@@ -518,7 +619,7 @@ int vqf_req_complete(struct vqf_req *req, const void *argbuf, u32 used_len,
 	memcpy(&req->out_h, &oh, sizeof(oh));
 	n = req->out_numargs - (req->out_pages ? 1 : 0);
 	remaining = payload;
-	off = linear_len(req, true);
+	off = l.in_lin;
 	for (i = 0; i < n; i++) {
 		u32 size = req->out_args[i].size;
 		u32 take = VQF_MIN(size, remaining);

@@ -599,6 +599,142 @@ static void zero_cb(void *ctx, void *page, u32 off, u32 len)
 	memset((u8 *)page + off, 0, len);
 }
 
+/* @a's linear address in @ra / @aa, moved to the same place in @rb / @ab. */
+static const void *moved(const void *a, const struct vqf_req *ra,
+			 const u8 *aa, const struct vqf_req *rb, const u8 *ab)
+{
+	const u8 *p = a;
+
+	if (p >= (const u8 *)ra && p < (const u8 *)(ra + 1))
+		return (const u8 *)rb + (p - (const u8 *)ra);
+	if (aa && p >= aa && p < aa + 512)
+		return ab + (p - aa);
+	return NULL;
+}
+
+/*
+ * vqf_req_marshal() against its definition - vqf_req_to_argbuf() then
+ * vqf_req_build_sg(), -ENOSPC of the argbuf renamed -EMSGSIZE - over
+ * random requests, most of them broken in some way: the same result,
+ * header, argbuf bytes and elements, for every input.
+ */
+static void test_marshal_model(void **state)
+{
+	static const u32 ops[] = { FUSE_GETATTR, FUSE_LOOKUP, FUSE_READ,
+				   FUSE_WRITE, FUSE_IOCTL, FUSE_FORGET,
+				   FUSE_CREATE, FUSE_LISTXATTR };
+	static const int outcomes[] = { 0, -EINVAL, -EPROTOTYPE, -EMSGSIZE,
+					-ENOSPC };
+	unsigned int seen[ARRAY_SIZE(outcomes)] = { 0 };
+	const char *seed_env = getenv("VQF_SEED");
+	unsigned int iters = getenv("VQF_UNDER_VALGRIND") ? 3000 : 100000;
+	static u8 inv[3][48], outv[3][48], pg[5][64];
+	static u8 abuf_a[512], abuf_b[512];
+	unsigned int it, i;
+
+	(void)state;
+	rng_state = seed_env ? strtoull(seed_env, NULL, 0) : 0x3a75a1ULL;
+	if (!rng_state)
+		rng_state = 1;
+	for (i = 0; i < sizeof(inv); i++)
+		((u8 *)inv)[i] = (u8)(i * 7);
+	for (it = 0; it < iters; it++) {
+		struct vqf_page_desc pv_in[5], pv_out[5];
+		struct vqf_sg sg_a[12], sg_b[12];
+		struct vqf_sg_counts c_a = { 0 }, c_b = { 0 };
+		struct vqf_req a, b;
+		unsigned int cap = rnd() % 13;
+		u8 *argbuf_a = rnd() % 16 ? abuf_a : NULL;
+		u8 *argbuf_b = argbuf_a ? abuf_b : NULL;
+		u32 asz, need;
+		int ra, rb;
+
+		memset(&a, 0, sizeof(a));
+		a.in_h.opcode = ops[rnd() % ARRAY_SIZE(ops)];
+		a.in_h.unique = it;
+		a.in_h.len = rnd();
+		a.in_numargs = rnd() % 16 ? rnd() % 4 : 4;
+		a.out_numargs = rnd() % 16 ? rnd() % 4 : 4;
+		a.in_pages = rnd() % 3 == 0;
+		a.out_pages = rnd() % 3 == 0;
+		a.noreply = rnd() % 10 == 0;
+		a.out_argvar = rnd() % 3 == 0;
+		a.page_zeroing = rnd() % 4 == 0;
+		a.in_ext = rnd() % 10 == 0;
+		for (i = 0; i < 3; i++) {
+			a.in_args[i].size = rnd() % 12 ? rnd() % 49 : 8;
+			a.in_args[i].value = rnd() % 20 ? inv[i] : NULL;
+			a.out_args[i].size = rnd() % 49;
+			a.out_args[i].value = rnd() % 20 ? outv[i] : NULL;
+		}
+		for (i = 0; i < 5; i++) {
+			struct vqf_page_desc *d = rnd() % 2 ? &pv_in[i] :
+							      &pv_out[i];
+
+			pv_in[i] = (struct vqf_page_desc){ pg[i], rnd() % 64,
+							   rnd() % 65 };
+			pv_out[i] = (struct vqf_page_desc){ pg[4 - i], 0, 64 };
+			if (rnd() % 25 == 0)
+				d->page = NULL;
+			if (rnd() % 25 == 0)
+				d->offset = 0xffffffc0u;
+		}
+		a.in_pv = rnd() % 12 ? pv_in : NULL;
+		a.nr_in_pv = rnd() % 6;
+		a.out_pv = rnd() % 12 ? (rnd() % 4 ? pv_out : pv_in) : NULL;
+		a.nr_out_pv = rnd() % 6;
+		if (a.in_pages && a.in_numargs && a.in_numargs <= 3)
+			a.in_args[a.in_numargs - 1].size = rnd() % 200;
+		if (a.out_pages && a.out_numargs && a.out_numargs <= 3)
+			a.out_args[a.out_numargs - 1].size = rnd() % 330;
+		b = a;
+		need = vqf_req_argbuf_size(&a);
+		asz = rnd() % 4 ? 512 : (need ? need - rnd() % 2 : 0);
+		memset(abuf_a, 0xa5, sizeof(abuf_a));
+		memset(abuf_b, 0xa5, sizeof(abuf_b));
+		memset(sg_a, 0, sizeof(sg_a));
+		memset(sg_b, 0, sizeof(sg_b));
+
+		ra = vqf_req_marshal(&a, argbuf_a, asz, cap ? sg_a : NULL, cap,
+				     &c_a);
+		rb = vqf_req_to_argbuf(&b, argbuf_b, asz);
+		if (rb == -ENOSPC)
+			rb = -EMSGSIZE;
+		else if (!rb)
+			rb = vqf_req_build_sg(&b, argbuf_b, cap ? sg_b : NULL,
+					      cap, &c_b);
+		if (ra != rb)
+			fail_msg("iter %u seed %s: marshal %d, two steps %d",
+				 it, seed_env ? seed_env : "default", ra, rb);
+		for (i = 0; i < ARRAY_SIZE(outcomes); i++)
+			seen[i] += ra == outcomes[i] ||
+				   (!outcomes[i] && ra > 0);
+		assert_memory_equal(&a.in_h, &b.in_h, sizeof(a.in_h));
+		assert_memory_equal(abuf_a, abuf_b, sizeof(abuf_a));
+		if (ra < 0)
+			continue;
+		assert_int_equal(c_a.nr_readable, c_b.nr_readable);
+		assert_int_equal(c_a.nr_writable, c_b.nr_writable);
+		for (i = 0; i < (unsigned int)ra; i++) {
+			assert_int_equal(sg_a[i].len, sg_b[i].len);
+			assert_int_equal(sg_a[i].flags, sg_b[i].flags);
+			assert_int_equal(sg_a[i].offset, sg_b[i].offset);
+			assert_ptr_equal(sg_a[i].page, sg_b[i].page);
+			if (sg_a[i].addr)
+				assert_ptr_equal(moved(sg_a[i].addr, &a,
+						       argbuf_a, &b, argbuf_b),
+						 sg_b[i].addr);
+			else
+				assert_null(sg_b[i].addr);
+		}
+	}
+	/* The generator must reach every result, or the test proves little. */
+	for (i = 0; i < ARRAY_SIZE(outcomes); i++) {
+		print_message("marshal %d: %u\n", outcomes[i], seen[i]);
+		assert_true(seen[i] > iters / 200);
+	}
+}
+
 static void test_randomized_model(void **state)
 {
 	static const u32 argvar_op[] = { 0, FUSE_READ, FUSE_IOCTL,
@@ -751,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_complete_caller_bugs),
 		cmocka_unit_test(test_randomized_model),
+		cmocka_unit_test(test_marshal_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
