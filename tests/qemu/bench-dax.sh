@@ -6,6 +6,11 @@
 #   virtiofs+dax  in-tree virtiofs -o dax=always, the patched QEMU
 #                 (VQF_QEMU, see qemu/) and vqfuse-sim vhost-user
 #                 --dax-window
+#   virtiofs+auto the same boot, daemon and file, -o dax=auto: the in-tree
+#                 virtiofs rebuilt with the patched fuse.ko of VQF_KO_DIR
+#                 (fs/fuse 0007: lib's policy maps a range or sends READ/
+#                 WRITE; lib's range management, where virtiofs+dax runs
+#                 on upstream's dax.c)
 #   virtiofs      the same boot, daemon and file, -o dax=never
 #   9p            virtio-9p (cache=none) over the same folder, in a second
 #                 boot of Debian's QEMU (the patched build has no 9p)
@@ -21,6 +26,9 @@ bench_dax()
 	mib=${VQF_BENCH_FILE_MIB:-1536}
 	[ -n "${VQF_QEMU:-}" ] ||
 		vqf_die "VQF_BENCH_DAX=1 needs VQF_QEMU, the patched QEMU (scripts/build-qemu.sh)"
+	ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
+	[ -f "$ko/fuse.ko" ] && [ -f "$ko/virtiofs.ko" ] ||
+		vqf_die "$ko/fuse.ko or virtiofs.ko missing (virtiofs+auto): build kernel-module"
 	patched=$VQF_QEMU
 	W=$VQF_QEMU_BIN/work/bench-dax
 	rm -rf "$W"
@@ -33,7 +41,7 @@ bench_dax()
 	: >"$W/console.txt"
 	for boot in dax 9p; do
 		case $boot in
-		dax) fss="virtiofs+dax virtiofs" ;;
+		dax) fss="virtiofs+dax virtiofs+auto virtiofs" ;;
 		9p) fss="9p" ;;
 		esac
 		script="r=1
@@ -42,6 +50,7 @@ while [ \$r -le $rounds ]; do
 		echo \"VQF-BENCH-FS \$fs round \$r\"
 		case \$fs in
 		virtiofs+dax) VQF_MOUNT_OPTS=dax=always; m=virtiofs ;;
+		virtiofs+auto) VQF_MOUNT_OPTS=dax=auto; m=virtiofs-vqf ;;
 		virtiofs) VQF_MOUNT_OPTS=dax=never; m=virtiofs ;;
 		*) m=\$fs ;;
 		esac
@@ -51,6 +60,8 @@ while [ \$r -le $rounds ]; do
 		vqf-bench psync \$MNT/psync.bin rand $secs || exit 1
 		vqf-bench smallfile \$MNT/sf-\$boot-\$r $n || exit 1
 		umount \$MNT && vqf_fs_unload \$m || exit 1
+		[ \$fs != virtiofs+auto ] ||
+			dmesg | grep 'fuse: dax: auto: ' | tail -n 1 | sed 's/^[^]]*] /# /'
 	done
 	r=\$((r + 1))
 done"
@@ -100,18 +111,19 @@ done"
 	if (v[2] > best[k]) best[k] = v[2]
 }
 END {
-	nf = split("virtiofs+dax virtiofs 9p", f, " ")
+	nf = split("virtiofs+dax virtiofs+auto virtiofs 9p", f, " ")
 	nm = split("psync-seq psync-rand create stat read append rename delete all", m, " ")
 	printf "%-16s", "figure"
 	for (i = 1; i <= nf; i++) printf " %13s", f[i]
-	printf " %9s %9s\n", "dax/vfs", "dax/9p"
+	printf " %9s %9s %9s\n", "dax/vfs", "auto/vfs", "dax/9p"
 	for (j = 1; j <= nm; j++) {
 		unit = (m[j] ~ /^psync/) ? "MB/s" : "ops/s"
 		printf "%-16s", m[j] " " unit
 		for (i = 1; i <= nf; i++) printf " %13.1f", best[f[i], m[j]]
-		d = best["virtiofs+dax", m[j]]
+		d = best["virtiofs+dax", m[j]]; a = best["virtiofs+auto", m[j]]
 		nd = best["virtiofs", m[j]]; p = best["9p", m[j]]
-		printf " %8.2fx %8.2fx\n", nd ? d / nd : 0, p ? d / p : 0
+		printf " %8.2fx %8.2fx %8.2fx\n", nd ? d / nd : 0, nd ? a / nd : 0,
+			p ? d / p : 0
 	}
 }' "$W/console.txt" | tee "$W/table.txt"
 	rm -rf "$W/shared" "$W/dax/initramfs" "$W/9p/initramfs"

@@ -3,8 +3,9 @@
 # writes of a file larger than the guest's page cache, on vqfuse.ko over
 # the patched fuse.ko (lib's range management) and on the in-tree
 # virtiofs.ko + fuse.ko (upstream dax.c), each with dax=always and with
-# dax=never, against `vqfuse-sim vhost-user --dax-window` under the patched
-# QEMU.  Two boots: a window as large as the file, and a quarter of it
+# dax=never, and vqfuse.ko with dax=auto (fs/fuse 0007: lib's policy maps a
+# range or sends READ/WRITE), against `vqfuse-sim vhost-user --dax-window`
+# under the patched QEMU.  Two boots: a window as large as the file, and a quarter of it
 # (reclaim on most misses).  Prints one table with the ratios.
 #
 #   bench-kdax.sh BINDIR [FILE_MIB [RAND_OPS [ROUNDS]]]
@@ -139,8 +140,13 @@ guest_boot()
 		[ $fs = tmpfs ] && continue
 		[ -z "$trace" ] || kdax_trace_counts
 		umount $MNT && vqf_fs_unload $fs || exit 1
-		[ $fs:$dax != vqfuse:always ] ||
-			dmesg | grep 'fuse: dax: ' | tail -n 3 | sed 's/^[^]]*] /# /'
+		case $fs:$dax in
+		vqfuse:always) n=3 ;;
+		vqfuse:auto) n=4 ;;
+		*) n=0 ;;
+		esac
+		[ $n = 0 ] ||
+			dmesg | grep 'fuse: dax: ' | tail -n $n | sed 's/^[^]]*] /# /'
 	done
 	r=$((r + 1))
 	done
@@ -181,9 +187,10 @@ boot()
 q=$((mib / 4))
 echo "bench-kdax: ${mib} MiB file, ${VQF_QEMU_MEM} guest, windows $mib and $q MiB, $rops random ops, $rounds rounds (TCG, slow)" >&2
 : >"$W/all.txt"
-boot "$mib" vqfuse:always virtiofs:always vqfuse:never virtiofs:never \
-	vqfuse:never:ra0 virtiofs:never:ra0 tmpfs:- vqfuse:always:mmap
-boot "$q" vqfuse:always virtiofs:always
+boot "$mib" vqfuse:always virtiofs:always vqfuse:auto vqfuse:never \
+	virtiofs:never vqfuse:never:ra0 virtiofs:never:ra0 tmpfs:- \
+	vqfuse:always:mmap
+boot "$q" vqfuse:always virtiofs:always vqfuse:auto
 
 awk -v full="$mib" -v q="$q" -v rounds="$rounds" -v tmib="$tmib" '
 function med(a, n,    i, j, t) {
@@ -194,7 +201,8 @@ function med(a, n,    i, j, t) {
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 /^VQF-KDAX / {
-	key = $2 " " $3 " " ($3 == "always" ? $4 : "-") " " $6; rd = $5; next
+	key = $2 " " $3 " " ($3 == "always" || $3 == "auto" ? $4 : "-") " " $6
+	rd = $5; next
 }
 /^BENCH psyncop / {
 	ph = $3 == "mmapread" ? "seqread" : $3
@@ -225,6 +233,7 @@ BEGIN {
 	nm = split("seqread randread seqwrite randwrite", m, " ")
 	F = "vqfuse always " full " -"; VF = "virtiofs always " full " -"
 	Q = "vqfuse always " q " -"; VQ = "virtiofs always " q " -"
+	A = "vqfuse auto " full " -"; AQ = "vqfuse auto " q " -"
 	N = "vqfuse never - -"; VN = "virtiofs never - -"
 	N0 = "vqfuse never - ra0"; VN0 = "virtiofs never - ra0"
 	T = "tmpfs - - -"; MM = "vqfuse always " full " mmap"
@@ -237,6 +246,8 @@ END {
 	row(VF, "virtiofs dax=always win=" full "M")
 	row(Q, "vqfuse dax=always win=" q "M")
 	row(VQ, "virtiofs dax=always win=" q "M")
+	row(A, "vqfuse dax=auto win=" full "M")
+	row(AQ, "vqfuse dax=auto win=" q "M")
 	row(N, "vqfuse dax=never (readahead)")
 	row(VN, "virtiofs dax=never (readahead)")
 	row(N0, "vqfuse dax=never read_ahead_kb=0")
@@ -248,6 +259,10 @@ END {
 	ratio(F, VF, "vqfuse DAX / virtiofs DAX, win=" full "M")
 	ratio(Q, VQ, "vqfuse DAX / virtiofs DAX, win=" q "M")
 	ratio(F, N, "vqfuse DAX / vqfuse no DAX (readahead)")
+	ratio(A, N, "vqfuse auto / no DAX, win=" full "M")
+	ratio(AQ, N, "vqfuse auto / no DAX, win=" q "M")
+	ratio(A, F, "vqfuse auto / always, win=" full "M")
+	ratio(AQ, Q, "vqfuse auto / always, win=" q "M")
 	ratio(VF, VN, "virtiofs DAX / virtiofs no DAX (readahead)")
 	ratio(F, N0, "vqfuse DAX / vqfuse no DAX read_ahead_kb=0")
 	ratio(VF, VN0, "virtiofs DAX / virtiofs no DAX ra=0")
@@ -258,10 +273,12 @@ END {
 	ratio(T, VN, "tmpfs ceiling / virtiofs no DAX (max gain)")
 
 	printf "\nper round and median\n"
-	split(F "/" VF "|" Q "/" VQ "|" F "/" N "|" VF "/" VN, c, "|")
+	split(F "/" VF "|" Q "/" VQ "|" F "/" N "|" VF "/" VN "|" A "/" N "|" \
+	      AQ "/" N, c, "|")
 	split("vqfuse/virtiofs DAX win=" full "M|vqfuse/virtiofs DAX win=" q \
-	      "M|vqfuse DAX/no DAX|virtiofs DAX/no DAX", cn, "|")
-	for (i = 1; i <= 4; i++) {
+	      "M|vqfuse DAX/no DAX|virtiofs DAX/no DAX|vqfuse auto/no DAX win=" \
+	      full "M|vqfuse auto/no DAX win=" q "M", cn, "|")
+	for (i = 1; i <= 6; i++) {
 		split(c[i], ab, "/")
 		for (rd = 1; rd <= rounds; rd++) {
 			printf "%-44s", cn[i] " r" rd
@@ -281,8 +298,9 @@ END {
 	}
 	if (length(ops)) {
 		printf "\nrequests per phase, round 1: SETUPMAPPING/REMOVEMAPPING/READ/WRITE, mean READ KiB\n"
-		split(F "|" VF "|" Q "|" VQ "|" N "|" VN "|" N0 "|" VN0 "|" MM, rr, "|")
-		for (i = 1; i <= 9; i++) {
+		split(F "|" VF "|" Q "|" VQ "|" A "|" AQ "|" N "|" VN "|" N0 "|" \
+		      VN0 "|" MM, rr, "|")
+		for (i = 1; i <= 11; i++) {
 			printf "%-30s", rr[i]
 			for (j = 1; j <= nm; j++) {
 				p = m[j]
