@@ -377,6 +377,7 @@ static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0,
 			rc = VQF_CLI_EXIT_FAIL;
 			break;
 		}
+		vqf_vu_shm_attach(&o->shm, i, g[i].vh);
 	}
 	if (!rc)
 		vu_log(VQF_VU_LOG_INFO, "vhost-user: listening on %s.0 .. "
@@ -403,6 +404,8 @@ static int serve_guests(struct vqf_vu_opts *o, const struct vqf_vhost_cfg *vc0,
 			vqf_vu_socket_gone(&conf, i, g[i].sock);
 		}
 	}
+	for (i = 0; i < n; i++)
+		vqf_vu_shm_attach(&o->shm, i, NULL);
 	for (i = 0; i < n; i++) {
 		if (!g[i].vh)
 			continue;
@@ -625,6 +628,7 @@ static int vhost_user(int argc, char **argv, void (*usage)(FILE *f))
 		errno = -ret;
 		goto syserr;
 	}
+	vqf_vu_shm_attach(&o.shm, 0, vh);
 	vqf_vu_policy_describe(&o, &pol, desc, sizeof(desc));
 	if (o.socket)
 		snprintf(where, sizeof(where), "%s", o.socket);
@@ -681,6 +685,7 @@ out:
 		}
 	}
 	free(g);
+	vqf_vu_shm_attach(&o.shm, 0, NULL);
 	vqf_vhost_free(vh);
 	vqf_vu_shm_free(&o.shm);
 	vqf_backend_free(be);

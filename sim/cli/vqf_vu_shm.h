@@ -19,10 +19,13 @@
 #include "vqf_passthrough.h"
 #include "vqf_vhost.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 struct vqf_vu_shm;
+
+#define VQF_VU_GUESTS_MAX	8	/* --guests */
 
 /* One front-end's way into the hub. */
 struct vqf_vu_port {
@@ -53,6 +56,18 @@ struct vqf_vu_shm {
 	struct vqf_hub *hub;
 	struct vqf_vu_port *ports;	/* one per guest, with a hub */
 	int table_fd;			/* -1: none */
+
+	/*
+	 * With a window and a hub: each guest's back-end (vqf_vu_shm_attach),
+	 * whose window a truncation in another guest or on the host maps
+	 * again past the file's new end (vh_lock).
+	 */
+	pthread_mutex_t vh_lock;
+	bool vh_lock_on;
+	struct vqf_vhost *vhs[VQF_VU_GUESTS_MAX];
+	unsigned long long eof_remaps;	/* (vh_lock) ranges mapped again */
+	unsigned long long eof_errors;	/* (vh_lock) ...that failed */
+	unsigned long long shrinks;	/* (vh_lock) hook calls */
 };
 
 /* Flags and numbers for the option tables of vqf_cli_walk(). */
@@ -60,7 +75,6 @@ struct vqf_vu_shm {
 #define VQF_VU_SHM_NUM		{ "--dax-window", true, 4096, 64ull << 30 }, \
 				{ "--ver-hostile", false, 1, 1000000 }, \
 				{ "--guests", false, 1, VQF_VU_GUESTS_MAX }
-#define VQF_VU_GUESTS_MAX	8
 
 /*
  * One option as vqf_cli_walk() found it: 1 when it was one of ours, 0
@@ -85,8 +99,16 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 void vqf_vu_shm_guest(struct vqf_vu_shm *s, unsigned int i,
 		      struct vqf_vhost_cfg *vc);
 
+/*
+ * Guest @i's back-end @vh (NULL: gone; before vqf_vhost_free()), for the
+ * truncations of the other guests and the host (docs/dax.md, "The
+ * daemon: several windows").
+ */
+void vqf_vu_shm_attach(struct vqf_vu_shm *s, unsigned int i,
+		       struct vqf_vhost *vh);
+
 /* The hub's counters line on @f (nothing without a hub). */
-void vqf_vu_shm_print_hub(const struct vqf_vu_shm *s, FILE *f);
+void vqf_vu_shm_print_hub(struct vqf_vu_shm *s, FILE *f);
 
 /* The `dax:` and `shmem:` counter lines on @f (nothing if unused): the
  * daemon's log, so that --syslog carries them too.

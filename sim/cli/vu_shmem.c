@@ -44,9 +44,6 @@ int vqf_vu_shm_check(const struct vqf_vu_shm *s, bool passthrough_ll)
 	if (s->dax_window & (s->dax_window - 1))
 		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
 					 "of two", s->dax_window);
-	if (s->dax_window && s->guests > 1)
-		return vqf_cli_bad_usage("--dax-window: not with --guests "
-					 "(one window per device is untested)");
 	if (s->dax_window && passthrough_ll)
 		return vqf_cli_bad_usage("--dax-window: not with "
 					 "passthrough_ll (no access to its "
@@ -116,6 +113,43 @@ static void vu_serve_reset(void *ctx)
 	p->port = np;
 }
 
+/*
+ * The hub's shrink hook: every guest but the one whose truncation it was
+ * gets the part of its mappings of @nodeid past the file's new end
+ * mapped again (vqf_fsdev_dax_shrunk()), dropping the pages its QEMU
+ * replaced while they were past the end.  The table is bumped already;
+ * the truncating guest's reply waits for this.
+ */
+static void vu_shrunk(void *ctx, u64 nodeid, const struct vqf_hub_port *from)
+{
+	struct vqf_vu_shm *s = ctx;
+	unsigned int i;
+	int ret;
+
+	pthread_mutex_lock(&s->vh_lock);
+	s->shrinks++;
+	for (i = 0; i < s->guests && i < VQF_VU_GUESTS_MAX; i++) {
+		if (!s->vhs[i] || (from && s->ports[i].port == from))
+			continue;
+		ret = vqf_vhost_dax_shrunk(s->vhs[i], nodeid);
+		if (ret < 0)
+			s->eof_errors++;
+		else
+			s->eof_remaps += (unsigned int)ret;
+	}
+	pthread_mutex_unlock(&s->vh_lock);
+}
+
+void vqf_vu_shm_attach(struct vqf_vu_shm *s, unsigned int i,
+		       struct vqf_vhost *vh)
+{
+	if (!s->vh_lock_on || i >= VQF_VU_GUESTS_MAX)
+		return;
+	pthread_mutex_lock(&s->vh_lock);
+	s->vhs[i] = vh;
+	pthread_mutex_unlock(&s->vh_lock);
+}
+
 int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 		     struct vqf_pt *pt, const char *shared,
 		     struct vqf_vhost_cfg *vc)
@@ -140,6 +174,12 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 			return -ENOMEM;
 		hc.entryver_hook = vu_hostile;
 		hc.hook_ctx = s;
+	}
+	if (vc->dax_window) {
+		pthread_mutex_init(&s->vh_lock, NULL);
+		s->vh_lock_on = true;
+		hc.shrink_hook = vu_shrunk;
+		hc.shrink_ctx = s;
 	}
 	ret = vqf_hub_new(&hc, &s->hub);
 	if (ret)
@@ -174,13 +214,20 @@ void vqf_vu_shm_guest(struct vqf_vu_shm *s, unsigned int i,
 		vc->serve_ctx = &s->ports[i];
 }
 
-void vqf_vu_shm_print_hub(const struct vqf_vu_shm *s, FILE *f)
+void vqf_vu_shm_print_hub(struct vqf_vu_shm *s, FILE *f)
 {
 	struct vqf_hub_stats h;
 
 	if (!s->hub)
 		return;
 	vqf_hub_get_stats(s->hub, &h);
+	if (s->vh_lock_on) {
+		pthread_mutex_lock(&s->vh_lock);
+		fprintf(f, "%s: windows: %llu shrinks seen, %llu ranges past "
+			"the end mapped again, %llu failed\n", vqf_cli_prog,
+			s->shrinks, s->eof_remaps, s->eof_errors);
+		pthread_mutex_unlock(&s->vh_lock);
+	}
 	fprintf(f, "%s: hub: %u guests, %llu requests, %llu entry versions "
 		"(%llu raced), %llu bumps, %llu host events (%llu bumps), "
 		"%llu hostile\n",
@@ -235,7 +282,8 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 		return;
 	fprintf(f, "%s: dax: %llu setups (%llu by nodeid, %llu "
 		"replaced), %llu remove batches (%llu mappings), %llu "
-		"refused, %llu bad fh, %llu map errors, %llu resets\n",
+		"refused, %llu bad fh, %llu map errors, %llu resets, "
+		"%llu ranges mapped again past a new end (%llu failed)\n",
 		vqf_cli_prog, (unsigned long long)d->dax_setups,
 		(unsigned long long)d->dax_by_nodeid,
 		(unsigned long long)d->dax.replaced,
@@ -244,7 +292,9 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 		(unsigned long long)d->dax_refused,
 		(unsigned long long)d->dax_bad_fh,
 		(unsigned long long)d->dax_mmap_errors,
-		(unsigned long long)d->dax_resets);
+		(unsigned long long)d->dax_resets,
+		(unsigned long long)d->dax_eof_remaps,
+		(unsigned long long)d->dax_eof_errors);
 }
 
 void vqf_vu_shm_free(struct vqf_vu_shm *s)
@@ -262,6 +312,9 @@ void vqf_vu_shm_free(struct vqf_vu_shm *s)
 	s->ports = NULL;
 	vqf_hub_free(s->hub);
 	s->hub = NULL;
+	if (s->vh_lock_on)
+		pthread_mutex_destroy(&s->vh_lock);
+	s->vh_lock_on = false;
 	if (s->table_fd >= 0)
 		close(s->table_fd);
 	s->table_fd = -1;

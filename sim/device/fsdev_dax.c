@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -315,6 +316,84 @@ static int dax_remove(struct vqf_fsdev *d, const struct fsreq *r)
 	else
 		STAT_ADD(d, dax_removes, 1);
 	return ret;
+}
+
+static const struct vqf_dax_dev_mapping *
+to_mapping(const struct vqf_itree_node *n)
+{
+	return (const struct vqf_dax_dev_mapping *)
+	       ((const u8 *)n - offsetof(struct vqf_dax_dev_mapping, itn));
+}
+
+/* Maps the part of @m past @eof (page aligned) again (dax_lock held). */
+static int dax_remap_tail(struct vqf_fsdev *d,
+			  const struct vqf_dax_dev_mapping *m, u64 eof)
+{
+	u64 len = m->itn.last - m->itn.start + 1;
+	u64 cut = eof > m->foffset ? eof - m->foffset : 0;
+	bool writable = m->flags & FUSE_SETUPMAPPING_FLAG_WRITE;
+	int fd, ret;
+
+	if (cut >= len)
+		return 0;
+	fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, m->nodeid, writable);
+	if (fd < 0)
+		return fd;
+	ret = d->dax_remote ? dax_blank(d, m->itn.start + cut, len - cut) : 0;
+	if (!ret)
+		ret = dax_place(d, fd, m->foffset + cut, m->itn.start + cut,
+				len - cut, writable);
+	close(fd);
+	if (ret && !d->dax_remote)
+		dax_blank(d, m->itn.start + cut, len - cut);
+	return ret ? ret : 1;
+}
+
+int vqf_fsdev_dax_shrunk(struct vqf_fsdev *d, u64 nodeid)
+{
+	u64 page = d->dax_map.align, eof;
+	struct vqf_itree_node *n;
+	struct stat st;
+	int fd, ret, done = 0, err = 0;
+
+	if (!d->dax_on || !d->cfg.dax_ops || !d->cfg.dax_ops->node_fd)
+		return 0;
+	pthread_mutex_lock(&d->dax_lock);
+	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
+		if (to_mapping(n)->nodeid == nodeid)
+			break;
+	if (!n) {
+		pthread_mutex_unlock(&d->dax_lock);
+		return 0;
+	}
+	/* The size now, read after the change it follows. */
+	fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, nodeid, false);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		pthread_mutex_unlock(&d->dax_lock);
+		STAT_ADD(d, dax_eof_errors, 1);
+		return ret;
+	}
+	close(fd);
+	eof = ((u64)st.st_size + page - 1) & ~(page - 1);
+	for (; n; n = vqf_itree_next(n)) {
+		const struct vqf_dax_dev_mapping *m = to_mapping(n);
+
+		if (m->nodeid != nodeid)
+			continue;
+		ret = dax_remap_tail(d, m, eof);
+		if (ret < 0) {
+			err = ret;
+			STAT_ADD(d, dax_eof_errors, 1);
+		} else if (ret) {
+			done++;
+			STAT_ADD(d, dax_eof_remaps, 1);
+		}
+	}
+	pthread_mutex_unlock(&d->dax_lock);
+	return err ? err : done;
 }
 
 /*

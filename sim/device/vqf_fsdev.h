@@ -252,6 +252,11 @@ struct vqf_fsdev_stats {
 	u64 dax_enosys;		/* window but no dax_ops */
 	u64 dax_resets;		/* window cleared: reset, DESTROY, free */
 	u64 dax_by_nodeid;	/* setups with fh ~0 resolved by nodeid */
+	/* vqf_fsdev_dax_shrunk(): file ranges past a new end mapped again,
+	 * and those whose unmap or map failed (left a hole)
+	 */
+	u64 dax_eof_remaps;
+	u64 dax_eof_errors;
 	struct vqf_dax_dev_stats dax;	/* lib's per-reason counters */
 	/* The guard: what it refused, rewrote and holds (vqf_guard.h).
 	 * A refused request is also in replies or no_reply.
@@ -397,6 +402,21 @@ int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len);
  * -ENOENT without a window.
  */
 int vqf_fsdev_set_dax(struct vqf_fsdev *d, bool on);
+
+/*
+ * The file of @nodeid may have shrunk (a truncate another guest made, or
+ * the host): every mapping of it in the window that reaches past the page
+ * holding the file's current end has that part mapped again from the
+ * file (a remote window: unmapped and mapped, each acked), so that no
+ * page the front-end replaced while it was past the end stays in place.
+ * The device's map is unchanged: the guest's mappings stay as it made
+ * them.  Any thread; takes the window's lock.  Returns the number of
+ * ranges mapped again (0 when nothing of the file is mapped past its end,
+ * or without a window), or a negative errno when the file cannot be
+ * opened or one of the maps failed (counted in dax_eof_errors; the range
+ * is then a hole, which the front-end reads as zeros).
+ */
+int vqf_fsdev_dax_shrunk(struct vqf_fsdev *d, u64 nodeid);
 
 /* The backend's notify callback for vqf_backend_config.notify: pass the
  * device as notify_ctx.  Delivers on the notification queue when

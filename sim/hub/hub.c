@@ -349,6 +349,8 @@ static bool apply_entry(struct vqf_hub *h, struct hub_rec *r,
 	n->per_port[r->port->idx]++;
 	h->st.entries++;
 	hub_ino_set(h, n, e->attr.ino);
+	n->size = e->attr.size;
+	n->size_set = true;
 	if (r->name && r->opcode != FUSE_TMPFILE)
 		hub_name_set(h, n, r->nodeid, r->name);
 	if (r->opcode != FUSE_LOOKUP) {
@@ -383,6 +385,45 @@ static void port_unlink_rec(struct hub_rec *r)
 		*pp = r->next;
 }
 
+/*
+ * After a reply with error 0 (h->lock held): the nodeid whose file a
+ * truncation may have shrunk, for cfg.shrink_hook, or 0.  The size the
+ * reply gives is the watcher's reference from now on (forward() set it
+ * already where the request says it), so that the watcher's own event
+ * for this change does not count as a second shrink.
+ */
+static u64 shrink_of(struct vqf_hub *h, struct hub_rec *r,
+		     const struct fuse_entry_out *e,
+		     const struct iovec *iov, int iovcnt)
+{
+	const size_t oh = sizeof(struct fuse_out_header);
+	struct fuse_attr_out ao;
+	struct hub_node *n;
+	u64 id, size = 0;
+
+	if (!h->cfg.shrink_hook)
+		return 0;
+	if (r->opcode == FUSE_SETATTR && r->size_set) {
+		if (vqf_iov_gather(&ao, sizeof(ao), iov, iovcnt, oh) !=
+		    sizeof(ao))
+			return 0;
+		id = r->nodeid;
+		size = ao.attr.size;
+	} else if (r->opcode == FUSE_OPEN && r->trunc) {
+		id = r->nodeid;
+	} else if (r->opcode == FUSE_CREATE && r->trunc && e->nodeid) {
+		id = e->nodeid;
+	} else {
+		return 0;
+	}
+	n = hub_node_find(h, id);
+	if (n) {
+		n->size = size;
+		n->size_set = true;
+	}
+	return id;
+}
+
 static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 		     size_t len)
 {
@@ -394,6 +435,7 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	struct fuse_init_out io;
 	struct iovec *v, small[8];
 	bool append = false;
+	u64 shrunk = 0;
 	int n, ret;
 
 	if (vqf_iov_gather(&oh, sizeof(oh), iov, iovcnt, 0) != sizeof(oh))
@@ -410,9 +452,12 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 		    vqf_iov_gather(&e, sizeof(e), iov, iovcnt, sizeof(oh)) ==
 		    sizeof(e))
 			append = apply_entry(h, r, &e, &ev);
+		shrunk = shrink_of(h, r, &e, iov, iovcnt);
 	}
 	h->st.replies++;
 	pthread_mutex_unlock(&h->lock);
+	if (shrunk)
+		h->cfg.shrink_hook(h->cfg.shrink_ctx, shrunk, r->port);
 	if (append && h->cfg.entryver_hook)
 		h->cfg.entryver_hook(h->cfg.hook_ctx, &ev);
 
@@ -661,6 +706,21 @@ static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 		memcpy(&oi, req + sizeof(ih), sizeof(oi));
 		r->trunc = !!(oi.flags & O_TRUNC);
 	}
+	if (ih.opcode == FUSE_CREATE &&
+	    len >= sizeof(ih) + sizeof(struct fuse_create_in)) {
+		struct fuse_create_in ci;
+
+		memcpy(&ci, req + sizeof(ih), sizeof(ci));
+		r->trunc = !!(ci.flags & O_TRUNC);
+	}
+	if (ih.opcode == FUSE_SETATTR &&
+	    len >= sizeof(ih) + sizeof(struct fuse_setattr_in)) {
+		struct fuse_setattr_in si;
+
+		memcpy(&si, req + sizeof(ih), sizeof(si));
+		r->size_set = !!(si.valid & FATTR_SIZE);
+		r->new_size = si.size;
+	}
 	if (ih.opcode == FUSE_COPY_FILE_RANGE &&
 	    len >= sizeof(ih) + sizeof(struct fuse_copy_file_range_in)) {
 		struct fuse_copy_file_range_in ci;
@@ -686,6 +746,19 @@ static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 	ih.unique = r->unique;
 	memcpy(req, &ih, sizeof(ih));
 	pthread_mutex_lock(&h->lock);
+	/*
+	 * The size a truncation will leave, before the backend makes it:
+	 * the watcher's event for it must not look like a second shrink.
+	 */
+	if (h->cfg.shrink_hook && (r->size_set ||
+				   (r->trunc && ih.opcode == FUSE_OPEN))) {
+		struct hub_node *n = hub_node_find(h, ih.nodeid);
+
+		if (n) {
+			n->size = r->size_set ? r->new_size : 0;
+			n->size_set = true;
+		}
+	}
 	r->epoch = h->epoch;
 	r->next = p->inflight;
 	p->inflight = r;

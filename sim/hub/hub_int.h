@@ -31,6 +31,8 @@ struct hub_node {
 	u64 total;		/* lookups over all ports */
 	u64 per_port[VQF_HUB_MAX_PORTS];
 	u64 ino;		/* st_ino on the host, 0: unknown */
+	u64 size;		/* with size_set: the file's size, last seen */
+	bool size_set;
 	u64 parent;		/* with name: where it was last seen */
 	char *name;
 	struct hub_node *next_id, *next_ino, *next_name;
@@ -57,6 +59,8 @@ struct hub_rec {
 	char *name, *name2;
 	u64 victim, victim2;		/* what the names bound before */
 	bool trunc, exchange;
+	bool size_set;			/* SETATTR with FATTR_SIZE */
+	u64 new_size;			/* ...its size */
 	u64 epoch;			/* h->epoch when sent */
 	u64 own;			/* bumps this reply made itself */
 };

@@ -132,6 +132,7 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 	char path[PATH_MAX];
 	struct stat st;
 	bool have = false;
+	u64 shrunk = 0;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
 		pthread_mutex_lock(&h->lock);
@@ -169,6 +170,13 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 		hub_bump(h, dn, true);
 	cn = have ? hub_node_by_ino(h, st.st_ino) : NULL;
 	hub_bump(h, cn, true);
+	/* A regular file smaller than last seen: the DAX windows' hook. */
+	if (cn && S_ISREG(st.st_mode)) {
+		if (cn->size_set && (u64)st.st_size < cn->size)
+			shrunk = cn->nodeid;
+		cn->size = (u64)st.st_size;
+		cn->size_set = true;
+	}
 	/* What the name meant before it was removed or replaced. */
 	if (dn && (ev->mask & dirchg)) {
 		struct hub_node *old = hub_node_by_name(h, dn->nodeid,
@@ -178,6 +186,8 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 			hub_bump(h, old, true);
 	}
 	pthread_mutex_unlock(&h->lock);
+	if (shrunk && h->cfg.shrink_hook)
+		h->cfg.shrink_hook(h->cfg.shrink_ctx, shrunk, NULL);
 }
 
 static void drain(struct vqf_hub *h)

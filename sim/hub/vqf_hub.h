@@ -55,6 +55,8 @@ enum vqf_hub_watch {
 	VQF_HUB_WATCH_OFF,		/* host edits are not seen */
 };
 
+struct vqf_hub_port;
+
 struct vqf_hub_cfg {
 	struct vqf_backend *be;	/* required; not freed by the hub */
 	/* Version table slots, slot 0 included (0: 65536; 1: no table). */
@@ -71,6 +73,18 @@ struct vqf_hub_cfg {
 	 */
 	void (*entryver_hook)(void *ctx, struct fuse_entryver_out *ev);
 	void *hook_ctx;
+	/*
+	 * A file may have shrunk: a guest's SETATTR with a size, or OPEN or
+	 * CREATE with O_TRUNC, answered with success (@from: that guest's
+	 * port), or a host change the watcher saw make a regular file
+	 * smaller than it last saw it (@from: NULL).  Called after the bump,
+	 * before the guest's reply, with no lock of the hub held, from the
+	 * thread replying or the watcher's (NULL: none).  The DAX windows of
+	 * a daemon with several guests (vu_shmem.c).
+	 */
+	void (*shrink_hook)(void *ctx, u64 nodeid,
+			    const struct vqf_hub_port *from);
+	void *shrink_ctx;
 };
 
 /* Counters; the reasons a request or event was refused are disjoint. */

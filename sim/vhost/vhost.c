@@ -243,6 +243,11 @@ static void count_refusal(struct vqf_vhost *vh, int err)
 	pthread_mutex_unlock(&(vh)->slock);		\
 } while (0)
 
+int vqf_vhost_dax_shrunk(struct vqf_vhost *vh, u64 nodeid)
+{
+	return vqf_fsdev_dax_shrunk(vh->dev, nodeid);
+}
+
 void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out)
 {
 	unsigned int i;

@@ -298,6 +298,14 @@ void vqf_vhost_free(struct vqf_vhost *vh);
  */
 int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd);
 
+/*
+ * vqf_fsdev_dax_shrunk() on the device: the part of each mapping of
+ * @nodeid's file past its current end is mapped again through
+ * SHMEM_UNMAP and SHMEM_MAP (each waiting for the front-end's ack).  Any
+ * thread, while vqf_vhost_serve() runs or not.
+ */
+int vqf_vhost_dax_shrunk(struct vqf_vhost *vh, u64 nodeid);
+
 /* A consistent copy of the counters (any thread, any time). */
 void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out);
 

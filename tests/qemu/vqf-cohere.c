@@ -17,6 +17,33 @@
  *                                         the host: busybox has no
  *                                         setfattr)
  *
+ * Through a MAP_SHARED mapping of a file (run-guests-dax.sh: the guests'
+ * DAX windows; a load or store past the end of the file is caught, SIGBUS
+ * printed as S):
+ *   vqf-cohere mmwrite PATH OFF STRING    one store of STRING at OFF
+ *   vqf-cohere mmwatch PATH OFF LEN GO    prints "before=BYTES" (LEN
+ *                                         bytes at OFF), waits for file
+ *                                         GO to exist, prints
+ *                                         "after=BYTES" (the same
+ *                                         mapping, no new open or map)
+ *   vqf-cohere mmcount PATH N             the u64 at offset 0 incremented
+ *                                         N times by a locked add; the
+ *                                         u64 at 8 is a start line: each
+ *                                         of the two counters adds 1 and
+ *                                         waits for 2 first; then they go
+ *                                         in lockstep by 1000 adds (the
+ *                                         u64s at 16 and 24: chunks each
+ *                                         has done), so that they overlap.
+ *                                         Prints
+ *                                         "count=N first=F start=S"
+ *                                         (F: the value its first add
+ *                                         made)
+ *   vqf-cohere mmpages PATH PAGES GO      maps PAGES pages, prints
+ *                                         "before=..." (the first byte of
+ *                                         each page), waits for GO, prints
+ *                                         "after=..." and "tail=..." (the
+ *                                         bytes at 100 and 4095 of page 1)
+ *
  * An operation is one stat: an lstat of the next entry of big/ (a pass
  * starts with reading the whole directory, as ls -l does), every 10th a
  * walk of the deep path to f-DEEPK, every 50th an lstat of r-BIGK.  The
@@ -30,9 +57,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -164,6 +195,132 @@ static int run(const char *root, long nfiles, long depth, long ops,
 	return 0;
 }
 
+/* ---- MAP_SHARED loads and stores, SIGBUS caught ---------------------- */
+
+static sigjmp_buf bus_jmp;
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* The byte at @p, as a printable character; 'S' for a SIGBUS. */
+static int load(const volatile unsigned char *p)
+{
+	unsigned char c;
+
+	if (sigsetjmp(bus_jmp, 1))
+		return 'S';
+	c = *p;
+	return c >= 0x21 && c < 0x7f ? c : c ? '?' : '0';
+}
+
+static void *map_file(const char *path, size_t len, int *fdp)
+{
+	struct sigaction sa = { .sa_handler = on_bus };
+	int fd = open(path, O_RDWR);
+	void *p;
+
+	sigaction(SIGBUS, &sa, NULL);
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	*fdp = fd;
+	return p;
+}
+
+static void wait_for(const char *go)
+{
+	/* Bounded by the host's timeout: it kills the guest. */
+	while (access(go, F_OK))
+		usleep(10000);
+}
+
+static int mmwrite(const char *path, long off, const char *str)
+{
+	size_t n = strlen(str);
+	int fd;
+	char *p = map_file(path, off + n, &fd);
+
+	memcpy(p + off, str, n);
+	return 0;
+}
+
+static void print_bytes(const char *what, const unsigned char *p, long len)
+{
+	printf("%s=", what);
+	for (long i = 0; i < len; i++)
+		putchar(load(p + i));
+	putchar('\n');
+}
+
+static int mmwatch(const char *path, long off, long len, const char *go)
+{
+	int fd;
+	unsigned char *p = map_file(path, off + len, &fd);
+
+	print_bytes("before", p + off, len);
+	wait_for(go);
+	print_bytes("after", p + off, len);
+	return 0;
+}
+
+static int mmcount(const char *path, long n)
+{
+	int fd;
+	unsigned long long *p = map_file(path, 4096, &fd);
+	unsigned long long start, first = 0, id, done = 0;
+	long i = 0;
+
+	id = __atomic_fetch_add(&p[1], 1, __ATOMIC_SEQ_CST) & 1;
+	while ((start = __atomic_load_n(&p[1], __ATOMIC_ACQUIRE)) < 2)
+		usleep(1000);
+	/* Lockstep by chunks of 1000, so that the two really overlap. */
+	while (i < n) {
+		for (long k = 0; k < 1000 && i < n; k++, i++) {
+			unsigned long long v = __atomic_add_fetch(&p[0], 1,
+							__ATOMIC_SEQ_CST);
+
+			if (!i)
+				first = v;
+		}
+		__atomic_store_n(&p[2 + id], ++done, __ATOMIC_RELEASE);
+		while (i < n &&
+		       __atomic_load_n(&p[3 - id], __ATOMIC_ACQUIRE) + 1 < done)
+			sched_yield();
+	}
+	printf("count=%llu first=%llu start=%llu\n",
+	       __atomic_load_n(&p[0], __ATOMIC_SEQ_CST), first, start);
+	return 0;
+}
+
+static int mmpages(const char *path, long pages, const char *go)
+{
+	unsigned char *p;
+	char line[256];
+	int fd;
+
+	if (pages < 2 || pages > 200)
+		return 2;
+	p = map_file(path, pages * 4096, &fd);
+	for (long i = 0; i < pages; i++)
+		line[i] = (char)load(p + i * 4096);
+	printf("before=%.*s\n", (int)pages, line);
+	wait_for(go);
+	for (long i = 0; i < pages; i++)
+		line[i] = (char)load(p + i * 4096);
+	printf("after=%.*s\n", (int)pages, line);
+	printf("tail=%c%c\n", load(p + 4096 + 100), load(p + 4096 + 4095));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -179,8 +336,18 @@ int main(int argc, char **argv)
 		return run(argv[2], atol(argv[3]), atol(argv[4]),
 			   atol(argv[5]), atol(argv[6]), atol(argv[7]),
 			   atol(argv[8]));
+	if (argc == 5 && !strcmp(argv[1], "mmwrite"))
+		return mmwrite(argv[2], atol(argv[3]), argv[4]);
+	if (argc == 6 && !strcmp(argv[1], "mmwatch"))
+		return mmwatch(argv[2], atol(argv[3]), atol(argv[4]), argv[5]);
+	if (argc == 4 && !strcmp(argv[1], "mmcount"))
+		return mmcount(argv[2], atol(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "mmpages"))
+		return mmpages(argv[2], atol(argv[3]), argv[4]);
 	fprintf(stderr, "usage: vqf-cohere mktree ROOT NFILES DEPTH | "
 		"run ROOT NFILES DEPTH OPS BIGK DEEPK POS | "
-		"setxattr PATH NAME VALUE\n");
+		"setxattr PATH NAME VALUE | mmwrite PATH OFF STRING | "
+		"mmwatch PATH OFF LEN GO | mmcount PATH N | "
+		"mmpages PATH PAGES GO\n");
 	return 2;
 }

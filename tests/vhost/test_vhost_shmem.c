@@ -249,10 +249,14 @@ static void *backend_main(void *arg)
 		if (fd >= 0) {
 			void *p = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd,
 				       (off_t)s.m.fd_offset);
+			struct stat fst;
 
 			s.accmode = fcntl(fd, F_GETFL) & O_ACCMODE;
 			assert_true(p != MAP_FAILED);
-			memcpy(s.head, p, sizeof(s.head));
+			/* Past the end of the file a load is SIGBUS. */
+			assert_int_equal(fstat(fd, &fst), 0);
+			if (s.m.fd_offset < (u64)fst.st_size)
+				memcpy(s.head, p, sizeof(s.head));
 			munmap(p, PG);
 			close(fd);
 		}
@@ -2334,6 +2338,187 @@ static void test_cli_guests(void **state)
 	assert_non_null(strstr(lg, "guest 1: front-end disconnected"));
 }
 
+/* ---- --guests 2 --dax-window: a window per guest, one table ---------- */
+
+static int setup_cli_guests_dax(void **state)
+{
+	static const char *const extra[] = {
+		"--guests", "2", "--dax-window", "1M", NULL,
+	};
+
+	return cli_setup(state, extra, 2);
+}
+
+static struct entry_ver lookup_m(struct fe *f)
+{
+	struct entry_ver r;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(fuse_call(f, 1, FUSE_LOOKUP, 1, "m", 2, &r,
+				   sizeof(r)).error, 0);
+	return r;
+}
+
+static void assert_map(const struct seen *s, u64 foff, u64 moff, u64 len,
+		       bool w)
+{
+	assert_int_equal(s->req, VQF_VHOST_BACKEND_SHMEM_MAP);
+	assert_int_equal(s->m.shmid, VQF_VHOST_SHMID_CACHE);
+	assert_int_equal(s->m.fd_offset, foff);
+	assert_int_equal(s->m.shm_offset, moff);
+	assert_int_equal(s->m.len, len);
+	assert_int_equal(s->m.flags, w ? VQF_VHOST_SHMEM_MAP_RW : 0);
+	assert_true(s->had_fd);
+}
+
+static unsigned int nseen(struct fe *f)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&f->block);
+	n = f->nseen;
+	pthread_mutex_unlock(&f->block);
+	return n;
+}
+
+/* The `dax:` line that follows "guest @i:" in the daemon's log. */
+static const char *guest_dax_line(const char *lg, unsigned int i)
+{
+	char hdr[32];
+	const char *p;
+
+	snprintf(hdr, sizeof(hdr), "guest %u:\n", i);
+	p = strstr(lg, hdr);
+	assert_non_null(p);
+	p = strstr(p, ": dax: ");
+	assert_non_null(p);
+	return p;
+}
+
+/*
+ * `vqfuse-sim vhost-user --guests 2 --dax-window 1M`: each front-end has
+ * its own window, the device's bookkeeping is per guest, and both map
+ * the one host file (the host's page cache, one copy).  A and B map the
+ * same file range at the same window offset, each in its own window;
+ * B's hostile SETUPMAPPINGs and REMOVEMAPPINGs (past the window,
+ * unaligned, overlapping its own mapping, removing A's range that B never
+ * mapped) are refused, counted in B's `dax:` line only, and send nothing
+ * on either channel.  A's truncate of the file (SETATTR size) maps the
+ * part of B's mapping past the page holding the new end again (UNMAP,
+ * MAP of that part) before A's reply, bumps the slot B sees, and sends
+ * nothing to A; a host truncate maps it again in both windows.
+ */
+static void test_cli_guests_dax(void **state)
+{
+	struct cli *c = *state;
+	struct fuse_setattr_in sa = { .valid = FATTR_SIZE,
+				      .size = 2 * PG + 100 };
+	struct fuse_attr_out ao;
+	struct entry_ver ea, eb;
+	const char *da, *db;
+	char p[160], lg[8192];
+	struct seen s;
+	struct fe *a, *b;
+	unsigned int i;
+	s64 v0;
+
+	if (!c)
+		skip();
+	a = c->g[0];
+	b = c->g[1];
+	for (i = 0; i < 2; i++) {
+		rings_create(c->g[i], NULL);
+		handshake(c->g[i], 0);
+		fuse_init_ver(c->g[i]);
+		assert_int_equal(wait_seen(c->g[i], 1), 1);	/* the table */
+	}
+	ea = lookup_m(a);
+	eb = lookup_m(b);
+	assert_int_equal(ea.eo.nodeid, eb.eo.nodeid);
+	/* The same range at the same offset: one window each. */
+	assert_int_equal(setupmap(a, ea.eo.nodeid, ~0ull, 0, 16 * PG, 0,
+				  true), 0);
+	assert_int_equal(setupmap(b, eb.eo.nodeid, ~0ull, 0, 16 * PG, 0,
+				  true), 0);
+	s = seen_at(a, 1);
+	assert_map(&s, 0, 0, 16 * PG, true);
+	s = seen_at(b, 1);
+	assert_map(&s, 0, 0, 16 * PG, true);
+
+	/* B, hostile: nothing of it reaches a channel. */
+	assert_int_equal(setupmap(b, eb.eo.nodeid, ~0ull, 0, PG, WINDOW,
+				  false), -ERANGE);
+	assert_int_equal(setupmap(b, eb.eo.nodeid, ~0ull, 0, PG,
+				  WINDOW - PG + 1, false), -EINVAL);
+	assert_int_equal(setupmap(b, eb.eo.nodeid, ~0ull, 0, 2 * PG, 15 * PG,
+				  false), -EBUSY);
+	assert_int_equal(setupmap(b, eb.eo.nodeid, ~0ull, 0, 4 * PG,
+				  WINDOW - 2 * PG, false), -ERANGE);
+	assert_int_equal(removemap(b, eb.eo.nodeid, 16 * PG, PG), -ENOENT);
+	assert_int_equal(removemap(b, eb.eo.nodeid, WINDOW, PG), -ERANGE);
+	assert_int_equal(removemap(b, eb.eo.nodeid, PG, PG), -ENOENT);
+	/* A's mapping is A's: its REMOVEMAPPING elsewhere changes nothing
+	 * of B's, and B's window keeps its own.
+	 */
+	assert_int_equal(setupmap(a, ea.eo.nodeid, ~0ull, 0, PG, 32 * PG,
+				  false), 0);
+	assert_int_equal(removemap(b, eb.eo.nodeid, 32 * PG, PG), -ENOENT);
+	assert_int_equal(nseen(b), 2);
+	assert_int_equal(removemap(a, ea.eo.nodeid, 32 * PG, PG), 0);
+	assert_int_equal(wait_seen(a, 4), 4);
+	s = seen_at(a, 2);
+	assert_map(&s, 0, 32 * PG, PG, false);
+	s = seen_at(a, 3);
+	assert_unmap(&s, 32 * PG, PG);
+	assert_int_equal(nseen(b), 2);
+
+	/* A truncates: B's mapping past page 3 is mapped again first. */
+	v0 = slot(b, eb.ev.version_index);
+	assert_int_equal(fuse_call(a, 1, FUSE_SETATTR, ea.eo.nodeid, &sa,
+				   sizeof(sa), &ao, sizeof(ao)).error, 0);
+	assert_int_equal(ao.attr.size, 2 * PG + 100);
+	assert_int_equal(nseen(b), 4);
+	s = seen_at(b, 2);
+	assert_unmap(&s, 3 * PG, 13 * PG);
+	s = seen_at(b, 3);
+	assert_map(&s, 3 * PG, 3 * PG, 13 * PG, true);
+	assert_true(slot(b, eb.ev.version_index) > v0);
+	assert_int_equal(nseen(a), 4);
+
+	/* The host shrinks it to one page: both windows. */
+	path_in(c, "shared/m", p, sizeof(p));
+	assert_int_equal(truncate(p, 100), 0);
+	assert_int_equal(wait_seen(a, 6), 6);
+	assert_int_equal(wait_seen(b, 6), 6);
+	s = seen_at(a, 4);
+	assert_unmap(&s, PG, 15 * PG);
+	s = seen_at(a, 5);
+	assert_map(&s, PG, PG, 15 * PG, true);
+	s = seen_at(b, 4);
+	assert_unmap(&s, PG, 15 * PG);
+	s = seen_at(b, 5);
+	assert_map(&s, PG, PG, 15 * PG, true);
+	/* Growing is no shrink: nothing more. */
+	assert_int_equal(truncate(p, FILE_BYTES), 0);
+
+	fe_cli_close(a);
+	fe_cli_close(b);
+	c->g[0] = c->g[1] = NULL;
+	assert_int_equal(daemon_wait(&c->pid), 0);
+	daemon_log(c->dir, lg, sizeof(lg));
+	da = guest_dax_line(lg, 0);
+	db = guest_dax_line(lg, 1);
+	if (strncmp(da, ": dax: 2 setups (2 by nodeid, 0 replaced), 1 remove "
+		    "batches (1 mappings), 0 refused,", 70) ||
+	    strncmp(db, ": dax: 1 setups (1 by nodeid, 0 replaced), 0 remove "
+		    "batches (0 mappings), 8 refused,", 70) ||
+	    !strstr(da, "1 ranges mapped again past a new end (0 failed)") ||
+	    !strstr(db, "2 ranges mapped again past a new end (0 failed)") ||
+	    !strstr(lg, "windows: 2 shrinks seen, 3 ranges past the end "
+		    "mapped again, 0 failed"))
+		fail_msg("daemon log:\n%s", lg);
+}
+
 /*
  * The daemon with a guest's SETUPMAPPING on the channel that the
  * front-end never answers, then a SIGTERM (or a hang-up): it exits,
@@ -2432,6 +2617,9 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_table_init_hostile,
 						setup_hub, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_guests_dax,
+						setup_cli_guests_dax,
+						teardown_cli),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
 						teardown_cli),
 		cmocka_unit_test(test_ack_duplicate),
