@@ -94,10 +94,11 @@ struct vqfk_kfs {
 	struct virtio_device *vdev;
 	char *tag;
 	struct vqfk_kvq *vqs;
-	/* FORGETs taken off the fuse_iqueue, owned by the hiprio worker */
+	/* FORGETs taken off the fuse_iqueue, owned by forget_lock's holder */
+	struct mutex forget_lock;
 	struct vqf_forget_queue forgets;
 	struct fuse_forget_one *forget_slots;
-	bool forgets_waiting;		/* ring was full: resend on completion */
+	bool forgets_waiting;		/* send them on the next completion */
 	unsigned int nvqs;		/* hiprio + request queues used */
 	unsigned int num_request_queues;	/* as offered by the device */
 	unsigned int *mq_map;		/* CPU -> request queue index */

@@ -50,11 +50,13 @@ struct vqf_ver_table;
  *
  * VQFK_DEFINE_FIQ_OPS() takes vqfuse's three version-free handlers
  *	void req_fn(struct vqfk_kfs *fs, struct fuse_req *req);
- *	void forget_fn(struct vqfk_kfs *fs);	a forget is on the fiq
+ *	void forget_fn(struct vqfk_kfs *fs);	a forget is on the fiq;
+ *						called without fiq->lock, in
+ *						the forgetting task (may sleep)
  *	void interrupt_fn(struct vqfk_kfs *fs);
  * plus ->release, and defines the const struct fuse_iqueue_ops @name whose
  * callbacks adapt each kernel's calling convention to them.  Forgets stay
- * on fiq->forget_list in both: the hiprio worker batches them from there
+ * on fiq->forget_list in both: the hiprio path takes them from there
  * (vqfk_dequeue_forget()), and fuse_abort_conn() frees what is left.
  */
 #if !VQFK_KERNEL_AT_LEAST(6, 11, 0)
@@ -76,8 +78,8 @@ __releases(fiq->lock)							\
 static void name##_wake_forget_and_unlock(struct fuse_iqueue *fiq)	\
 __releases(fiq->lock)							\
 {									\
-	forget_fn(fiq->priv);						\
 	spin_unlock(&fiq->lock);					\
+	forget_fn(fiq->priv);						\
 }									\
 									\
 static void name##_wake_interrupt_and_unlock(struct fuse_iqueue *fiq)	\
@@ -113,8 +115,8 @@ static void name##_send_forget(struct fuse_iqueue *fiq,			\
 	if (fiq->connected) {						\
 		fiq->forget_list_tail->next = link;			\
 		fiq->forget_list_tail = link;				\
-		forget_fn(fiq->priv);					\
 		spin_unlock(&fiq->lock);				\
+		forget_fn(fiq->priv);					\
 	} else {							\
 		spin_unlock(&fiq->lock);				\
 		kfree(link);						\
