@@ -59,8 +59,8 @@ struct vqf_vu_shm {
 
 	/*
 	 * With a window and a hub: each guest's back-end (vqf_vu_shm_attach),
-	 * whose window a truncation in another guest or on the host maps
-	 * again past the file's new end (vh_lock).
+	 * whose window a size change made by another guest or the host maps
+	 * again where QEMU may have replaced pages (vh_lock).
 	 */
 	pthread_mutex_t vh_lock;
 	bool vh_lock_on;
@@ -68,6 +68,7 @@ struct vqf_vu_shm {
 	unsigned long long eof_remaps;	/* (vh_lock) ranges mapped again */
 	unsigned long long eof_errors;	/* (vh_lock) ...that failed */
 	unsigned long long shrinks;	/* (vh_lock) hook calls */
+	unsigned long long growths;	/* (vh_lock) ...for a growth */
 };
 
 /* Flags and numbers for the option tables of vqf_cli_walk(). */

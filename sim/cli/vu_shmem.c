@@ -114,24 +114,33 @@ static void vu_serve_reset(void *ctx)
 }
 
 /*
- * The hub's shrink hook: every guest but the one whose truncation it was
- * gets the part of its mappings of @nodeid past the file's new end
- * mapped again (vqf_fsdev_dax_shrunk()), dropping the pages its QEMU
- * replaced while they were past the end.  The table is bumped already;
- * the truncating guest's reply waits for this.
+ * The hub's resize hook: a shrink maps the part of every other guest's
+ * mappings of @nodeid past the file's new end again (the truncating
+ * guest's kernel knows the size; a host change: every guest); a growth
+ * maps the pages the file grew over again in every guest's window
+ * (vqf_fsdev_dax_resized()), dropping the pages QEMU replaced while they
+ * were past the end.  The table is bumped already; the guest whose
+ * request it was has its reply after this.
  */
-static void vu_shrunk(void *ctx, u64 nodeid, const struct vqf_hub_port *from)
+static void vu_resized(void *ctx, u64 nodeid, u64 old_size, u64 new_size,
+		       const struct vqf_hub_port *from)
 {
 	struct vqf_vu_shm *s = ctx;
+	bool shrink = new_size < old_size;
 	unsigned int i;
 	int ret;
 
 	pthread_mutex_lock(&s->vh_lock);
-	s->shrinks++;
+	if (shrink)
+		s->shrinks++;
+	else
+		s->growths++;
 	for (i = 0; i < s->guests && i < VQF_VU_GUESTS_MAX; i++) {
-		if (!s->vhs[i] || (from && s->ports[i].port == from))
+		if (!s->vhs[i] ||
+		    (shrink && from && s->ports[i].port == from))
 			continue;
-		ret = vqf_vhost_dax_shrunk(s->vhs[i], nodeid);
+		ret = vqf_vhost_dax_resized(s->vhs[i], nodeid, old_size,
+					    new_size);
 		if (ret < 0)
 			s->eof_errors++;
 		else
@@ -178,8 +187,8 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 	if (vc->dax_window) {
 		pthread_mutex_init(&s->vh_lock, NULL);
 		s->vh_lock_on = true;
-		hc.shrink_hook = vu_shrunk;
-		hc.shrink_ctx = s;
+		hc.resize_hook = vu_resized;
+		hc.resize_ctx = s;
 	}
 	ret = vqf_hub_new(&hc, &s->hub);
 	if (ret)
@@ -223,9 +232,10 @@ void vqf_vu_shm_print_hub(struct vqf_vu_shm *s, FILE *f)
 	vqf_hub_get_stats(s->hub, &h);
 	if (s->vh_lock_on) {
 		pthread_mutex_lock(&s->vh_lock);
-		fprintf(f, "%s: windows: %llu shrinks seen, %llu ranges past "
-			"the end mapped again, %llu failed\n", vqf_cli_prog,
-			s->shrinks, s->eof_remaps, s->eof_errors);
+		fprintf(f, "%s: windows: %llu shrinks and %llu growths seen, "
+			"%llu ranges mapped again, %llu failed\n",
+			vqf_cli_prog, s->shrinks, s->growths, s->eof_remaps,
+			s->eof_errors);
 		pthread_mutex_unlock(&s->vh_lock);
 	}
 	fprintf(f, "%s: hub: %u guests, %llu requests, %llu entry versions "
@@ -283,7 +293,7 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 	fprintf(f, "%s: dax: %llu setups (%llu by nodeid, %llu "
 		"replaced), %llu remove batches (%llu mappings), %llu "
 		"refused, %llu bad fh, %llu map errors, %llu resets, "
-		"%llu ranges mapped again past a new end (%llu failed)\n",
+		"%llu ranges mapped again at a size change (%llu failed)\n",
 		vqf_cli_prog, (unsigned long long)d->dax_setups,
 		(unsigned long long)d->dax_by_nodeid,
 		(unsigned long long)d->dax.replaced,

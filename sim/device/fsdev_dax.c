@@ -325,38 +325,50 @@ to_mapping(const struct vqf_itree_node *n)
 	       ((const u8 *)n - offsetof(struct vqf_dax_dev_mapping, itn));
 }
 
-/* Maps the part of @m past @eof (page aligned) again (dax_lock held). */
-static int dax_remap_tail(struct vqf_fsdev *d,
-			  const struct vqf_dax_dev_mapping *m, u64 eof)
+/*
+ * Maps the file bytes [@lo, @hi) (page aligned) of @m again (dax_lock
+ * held).  @blank: unmap first (past the file's end, where a store in
+ * between is lost anyway); else one map over the old pages, which the
+ * front-end replaces in place (MAP_FIXED): a store in between lands in
+ * the file's page either way.  Returns 1 when mapped, 0 when @m has
+ * nothing there, or a negative errno.
+ */
+static int dax_remap(struct vqf_fsdev *d, const struct vqf_dax_dev_mapping *m,
+		     u64 lo, u64 hi, bool blank)
 {
 	u64 len = m->itn.last - m->itn.start + 1;
-	u64 cut = eof > m->foffset ? eof - m->foffset : 0;
+	u64 a = lo > m->foffset ? lo - m->foffset : 0;
+	u64 b = hi > m->foffset && hi - m->foffset < len ?
+		hi - m->foffset : len;
 	bool writable = m->flags & FUSE_SETUPMAPPING_FLAG_WRITE;
 	int fd, ret;
 
-	if (cut >= len)
+	if (hi <= m->foffset || a >= b)
 		return 0;
 	fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, m->nodeid, writable);
 	if (fd < 0)
 		return fd;
-	ret = d->dax_remote ? dax_blank(d, m->itn.start + cut, len - cut) : 0;
+	ret = blank && d->dax_remote ? dax_blank(d, m->itn.start + a, b - a) :
+	      0;
 	if (!ret)
-		ret = dax_place(d, fd, m->foffset + cut, m->itn.start + cut,
-				len - cut, writable);
+		ret = dax_place(d, fd, m->foffset + a, m->itn.start + a, b - a,
+				writable);
 	close(fd);
 	if (ret && !d->dax_remote)
-		dax_blank(d, m->itn.start + cut, len - cut);
+		dax_blank(d, m->itn.start + a, b - a);
 	return ret ? ret : 1;
 }
 
-int vqf_fsdev_dax_shrunk(struct vqf_fsdev *d, u64 nodeid)
+int vqf_fsdev_dax_resized(struct vqf_fsdev *d, u64 nodeid, u64 old_size,
+			  u64 new_size)
 {
-	u64 page = d->dax_map.align, eof;
+	u64 page = d->dax_map.align, lo, hi = ~0ull;
 	struct vqf_itree_node *n;
-	struct stat st;
-	int fd, ret, done = 0, err = 0;
+	bool shrink = new_size < old_size;
+	int ret, done = 0, err = 0;
 
-	if (!d->dax_on || !d->cfg.dax_ops || !d->cfg.dax_ops->node_fd)
+	if (!d->dax_on || !d->cfg.dax_ops || !d->cfg.dax_ops->node_fd ||
+	    new_size == old_size)
 		return 0;
 	pthread_mutex_lock(&d->dax_lock);
 	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
@@ -366,24 +378,37 @@ int vqf_fsdev_dax_shrunk(struct vqf_fsdev *d, u64 nodeid)
 		pthread_mutex_unlock(&d->dax_lock);
 		return 0;
 	}
-	/* The size now, read after the change it follows. */
-	fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, nodeid, false);
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = fd < 0 ? fd : -errno;
-		if (fd >= 0)
-			close(fd);
-		pthread_mutex_unlock(&d->dax_lock);
-		STAT_ADD(d, dax_eof_errors, 1);
-		return ret;
+	if (shrink) {
+		/* Past the end as it is now, read after the change. */
+		struct stat st;
+		int fd = d->cfg.dax_ops->node_fd(d->cfg.dax_ctx, nodeid, false);
+
+		if (fd < 0 || fstat(fd, &st)) {
+			ret = fd < 0 ? fd : -errno;
+			if (fd >= 0)
+				close(fd);
+			pthread_mutex_unlock(&d->dax_lock);
+			STAT_ADD(d, dax_eof_errors, 1);
+			return ret;
+		}
+		close(fd);
+		lo = ((u64)st.st_size + page - 1) & ~(page - 1);
+	} else {
+		/* The pages the file grew over: they were past its end. */
+		lo = (old_size + page - 1) & ~(page - 1);
+		hi = new_size + page - 1 < new_size ? ~0ull :
+		     (new_size + page - 1) & ~(page - 1);
+		if (lo >= hi) {
+			pthread_mutex_unlock(&d->dax_lock);
+			return 0;
+		}
 	}
-	close(fd);
-	eof = ((u64)st.st_size + page - 1) & ~(page - 1);
 	for (; n; n = vqf_itree_next(n)) {
 		const struct vqf_dax_dev_mapping *m = to_mapping(n);
 
 		if (m->nodeid != nodeid)
 			continue;
-		ret = dax_remap_tail(d, m, eof);
+		ret = dax_remap(d, m, lo, hi, shrink);
 		if (ret < 0) {
 			err = ret;
 			STAT_ADD(d, dax_eof_errors, 1);

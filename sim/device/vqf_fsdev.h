@@ -252,8 +252,8 @@ struct vqf_fsdev_stats {
 	u64 dax_enosys;		/* window but no dax_ops */
 	u64 dax_resets;		/* window cleared: reset, DESTROY, free */
 	u64 dax_by_nodeid;	/* setups with fh ~0 resolved by nodeid */
-	/* vqf_fsdev_dax_shrunk(): file ranges past a new end mapped again,
-	 * and those whose unmap or map failed (left a hole)
+	/* vqf_fsdev_dax_resized(): file ranges mapped again at a size
+	 * change, and those whose unmap or map failed
 	 */
 	u64 dax_eof_remaps;
 	u64 dax_eof_errors;
@@ -404,19 +404,24 @@ int vqf_fsdev_shm(const struct vqf_fsdev *d, u8 id, void **base, u64 *len);
 int vqf_fsdev_set_dax(struct vqf_fsdev *d, bool on);
 
 /*
- * The file of @nodeid may have shrunk (a truncate another guest made, or
- * the host): every mapping of it in the window that reaches past the page
- * holding the file's current end has that part mapped again from the
- * file (a remote window: unmapped and mapped, each acked), so that no
- * page the front-end replaced while it was past the end stays in place.
- * The device's map is unchanged: the guest's mappings stay as it made
- * them.  Any thread; takes the window's lock.  Returns the number of
- * ranges mapped again (0 when nothing of the file is mapped past its end,
- * or without a window), or a negative errno when the file cannot be
- * opened or one of the maps failed (counted in dax_eof_errors; the range
+ * The file of @nodeid changed size from @old_size (~0: unknown, taken as
+ * a shrink) to @new_size (a truncation or growth another guest made, or
+ * the host): the window's mappings of it are mapped again where QEMU may
+ * have replaced pages (qemu/0007) that the file's bytes must show now or
+ * later.  A shrink: the part of each mapping past the page holding the
+ * file's current end (fstat), unmapped and mapped (a remote window: each
+ * acked).  A growth: the pages from the old end's page boundary to the
+ * new end's, mapped over in place (one map, no unmap: a store in between
+ * reaches the file).  Pages inside the end are never unmapped.  The
+ * device's map is unchanged: the guest's mappings stay as it made them.
+ * Any thread; takes the window's lock.  Returns the number of ranges
+ * mapped again (0 when nothing of the file is mapped there, or without a
+ * window), or a negative errno when the file cannot be opened or one of
+ * the maps failed (counted in dax_eof_errors; such a range past the end
  * is then a hole, which the front-end reads as zeros).
  */
-int vqf_fsdev_dax_shrunk(struct vqf_fsdev *d, u64 nodeid);
+int vqf_fsdev_dax_resized(struct vqf_fsdev *d, u64 nodeid, u64 old_size,
+			  u64 new_size);
 
 /* The backend's notify callback for vqf_backend_config.notify: pass the
  * device as notify_ctx.  Delivers on the notification queue when

@@ -386,42 +386,46 @@ static void port_unlink_rec(struct hub_rec *r)
 }
 
 /*
- * After a reply with error 0 (h->lock held): the nodeid whose file a
- * truncation may have shrunk, for cfg.shrink_hook, or 0.  The size the
- * reply gives is the watcher's reference from now on (forward() set it
- * already where the request says it), so that the watcher's own event
- * for this change does not count as a second shrink.
+ * After a reply (h->lock held): whether the request changed the file's
+ * size, for cfg.resize_hook: its nodeid in *@id and the sizes.  forward()
+ * set the hub's size where the request says it, so that the watcher's
+ * own event for this change is no second one; a SETATTR's reply says the
+ * size it left, a failed request puts the old one back.
  */
-static u64 shrink_of(struct vqf_hub *h, struct hub_rec *r,
-		     const struct fuse_entry_out *e,
-		     const struct iovec *iov, int iovcnt)
+static bool resize_of(struct vqf_hub *h, struct hub_rec *r, int error,
+		      const struct fuse_entry_out *e,
+		      const struct iovec *iov, int iovcnt, u64 *id)
 {
 	const size_t oh = sizeof(struct fuse_out_header);
 	struct fuse_attr_out ao;
 	struct hub_node *n;
-	u64 id, size = 0;
 
-	if (!h->cfg.shrink_hook)
-		return 0;
-	if (r->opcode == FUSE_SETATTR && r->size_set) {
-		if (vqf_iov_gather(&ao, sizeof(ao), iov, iovcnt, oh) !=
-		    sizeof(ao))
-			return 0;
-		id = r->nodeid;
-		size = ao.attr.size;
-	} else if (r->opcode == FUSE_OPEN && r->trunc) {
-		id = r->nodeid;
-	} else if (r->opcode == FUSE_CREATE && r->trunc && e->nodeid) {
-		id = e->nodeid;
-	} else {
-		return 0;
+	if (!h->cfg.resize_hook)
+		return false;
+	if (r->opcode == FUSE_CREATE && r->trunc && !error && e->nodeid) {
+		/* An existing file truncated, or a new one: no size before. */
+		*id = e->nodeid;
+		r->old_size = VQF_HUB_SIZE_UNKNOWN;
+		r->new_size = e->attr.size;
+		return true;
 	}
-	n = hub_node_find(h, id);
-	if (n) {
-		n->size = size;
-		n->size_set = true;
+	if (!r->resize)
+		return false;
+	n = hub_node_find(h, r->nodeid);
+	if (error) {
+		if (n && n->size == r->new_size &&
+		    r->old_size != VQF_HUB_SIZE_UNKNOWN)
+			n->size = r->old_size;
+		return false;
 	}
-	return id;
+	if (r->opcode == FUSE_SETATTR &&
+	    vqf_iov_gather(&ao, sizeof(ao), iov, iovcnt, oh) == sizeof(ao)) {
+		r->new_size = ao.attr.size;
+		if (n)
+			n->size = ao.attr.size;
+	}
+	*id = r->nodeid;
+	return r->new_size != r->old_size;
 }
 
 static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
@@ -434,8 +438,8 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	struct fuse_entryver_out ev;
 	struct fuse_init_out io;
 	struct iovec *v, small[8];
-	bool append = false;
-	u64 shrunk = 0;
+	bool append = false, resized;
+	u64 rid = 0;
 	int n, ret;
 
 	if (vqf_iov_gather(&oh, sizeof(oh), iov, iovcnt, 0) != sizeof(oh))
@@ -443,21 +447,22 @@ static int hub_reply(void *ctx, const struct iovec *iov, int iovcnt,
 	v = iovcnt + 2 <= 8 ? small : malloc((iovcnt + 2) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	memset(&e, 0, sizeof(e));
 	pthread_mutex_lock(&h->lock);
 	port_unlink_rec(r);
 	if (!oh.error) {
 		apply_change(h, r, iov, iovcnt);
-		memset(&e, 0, sizeof(e));
 		if (is_entry_op(r->opcode) &&
 		    vqf_iov_gather(&e, sizeof(e), iov, iovcnt, sizeof(oh)) ==
 		    sizeof(e))
 			append = apply_entry(h, r, &e, &ev);
-		shrunk = shrink_of(h, r, &e, iov, iovcnt);
 	}
+	resized = resize_of(h, r, oh.error, &e, iov, iovcnt, &rid);
 	h->st.replies++;
 	pthread_mutex_unlock(&h->lock);
-	if (shrunk)
-		h->cfg.shrink_hook(h->cfg.shrink_ctx, shrunk, r->port);
+	if (resized)
+		h->cfg.resize_hook(h->cfg.resize_ctx, rid, r->old_size,
+				   r->new_size, r->port);
 	if (append && h->cfg.entryver_hook)
 		h->cfg.entryver_hook(h->cfg.hook_ctx, &ev);
 
@@ -677,6 +682,33 @@ static int do_interrupt(struct vqf_hub_port *p, u8 *req, size_t len)
 	return vqf_backend_process(h->cfg.be, req, len, no_reply, NULL);
 }
 
+/* forward()'s size bookkeeping for cfg.resize_hook (h->lock held). */
+static void resize_plan(struct vqf_hub *h, struct hub_rec *r)
+{
+	struct hub_node *n;
+	u64 to;
+
+	if (r->opcode == FUSE_SETATTR && r->size_set)
+		to = r->new_size;
+	else if (r->opcode == FUSE_OPEN && r->trunc)
+		to = 0;
+	else if (r->opcode == FUSE_WRITE)
+		to = r->new_size;
+	else
+		return;
+	n = hub_node_find(h, r->nodeid);
+	if (r->opcode == FUSE_WRITE &&
+	    (!n || !n->size_set || to <= n->size))
+		return;
+	r->old_size = n && n->size_set ? n->size : VQF_HUB_SIZE_UNKNOWN;
+	r->new_size = to;
+	r->resize = true;
+	if (n) {
+		n->size = to;
+		n->size_set = true;
+	}
+}
+
 static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 		   vqf_backend_reply_fn reply, void *ctx)
 {
@@ -721,6 +753,14 @@ static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 		r->size_set = !!(si.valid & FATTR_SIZE);
 		r->new_size = si.size;
 	}
+	if (ih.opcode == FUSE_WRITE &&
+	    len >= sizeof(ih) + sizeof(struct fuse_write_in)) {
+		struct fuse_write_in wi;
+
+		memcpy(&wi, req + sizeof(ih), sizeof(wi));
+		r->new_size = wi.offset + wi.size >= wi.offset ?
+			      wi.offset + wi.size : 0;
+	}
 	if (ih.opcode == FUSE_COPY_FILE_RANGE &&
 	    len >= sizeof(ih) + sizeof(struct fuse_copy_file_range_in)) {
 		struct fuse_copy_file_range_in ci;
@@ -747,18 +787,12 @@ static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 	memcpy(req, &ih, sizeof(ih));
 	pthread_mutex_lock(&h->lock);
 	/*
-	 * The size a truncation will leave, before the backend makes it:
-	 * the watcher's event for it must not look like a second shrink.
+	 * The size the request will leave, set before the backend makes it:
+	 * the watcher's event for it must not look like a second change.  A
+	 * WRITE counts only past a known end.
 	 */
-	if (h->cfg.shrink_hook && (r->size_set ||
-				   (r->trunc && ih.opcode == FUSE_OPEN))) {
-		struct hub_node *n = hub_node_find(h, ih.nodeid);
-
-		if (n) {
-			n->size = r->size_set ? r->new_size : 0;
-			n->size_set = true;
-		}
-	}
+	if (h->cfg.resize_hook)
+		resize_plan(h, r);
 	r->epoch = h->epoch;
 	r->next = p->inflight;
 	p->inflight = r;

@@ -60,7 +60,9 @@ struct hub_rec {
 	u64 victim, victim2;		/* what the names bound before */
 	bool trunc, exchange;
 	bool size_set;			/* SETATTR with FATTR_SIZE */
-	u64 new_size;			/* ...its size */
+	/* The size change the request makes, for cfg.resize_hook */
+	bool resize;
+	u64 old_size, new_size;
 	u64 epoch;			/* h->epoch when sent */
 	u64 own;			/* bumps this reply made itself */
 };

@@ -132,7 +132,7 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 	char path[PATH_MAX];
 	struct stat st;
 	bool have = false;
-	u64 shrunk = 0;
+	u64 resized = 0, from = 0, to = 0;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
 		pthread_mutex_lock(&h->lock);
@@ -170,10 +170,13 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 		hub_bump(h, dn, true);
 	cn = have ? hub_node_by_ino(h, st.st_ino) : NULL;
 	hub_bump(h, cn, true);
-	/* A regular file smaller than last seen: the DAX windows' hook. */
+	/* A regular file's size changed: the DAX windows' hook. */
 	if (cn && S_ISREG(st.st_mode)) {
-		if (cn->size_set && (u64)st.st_size < cn->size)
-			shrunk = cn->nodeid;
+		if (cn->size_set && (u64)st.st_size != cn->size) {
+			resized = cn->nodeid;
+			from = cn->size;
+			to = (u64)st.st_size;
+		}
 		cn->size = (u64)st.st_size;
 		cn->size_set = true;
 	}
@@ -186,8 +189,8 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 			hub_bump(h, old, true);
 	}
 	pthread_mutex_unlock(&h->lock);
-	if (shrunk && h->cfg.shrink_hook)
-		h->cfg.shrink_hook(h->cfg.shrink_ctx, shrunk, NULL);
+	if (resized && h->cfg.resize_hook)
+		h->cfg.resize_hook(h->cfg.resize_ctx, resized, from, to, NULL);
 }
 
 static void drain(struct vqf_hub *h)

@@ -74,18 +74,21 @@ struct vqf_hub_cfg {
 	void (*entryver_hook)(void *ctx, struct fuse_entryver_out *ev);
 	void *hook_ctx;
 	/*
-	 * A file may have shrunk: a guest's SETATTR with a size, or OPEN or
-	 * CREATE with O_TRUNC, answered with success (@from: that guest's
-	 * port), or a host change the watcher saw make a regular file
-	 * smaller than it last saw it (@from: NULL).  Called after the bump,
-	 * before the guest's reply, with no lock of the hub held, from the
-	 * thread replying or the watcher's (NULL: none).  The DAX windows of
-	 * a daemon with several guests (vu_shmem.c).
+	 * A file's size changed from @old_size (VQF_HUB_SIZE_UNKNOWN: not
+	 * known, take it as a shrink) to @new_size: a guest's SETATTR with a
+	 * size, OPEN or CREATE with O_TRUNC, or WRITE past the end, answered
+	 * with success (@from: that guest's port), or a host change the
+	 * watcher saw (@from: NULL).  Called after the bump, before the
+	 * guest's reply, with no lock of the hub held, from the thread
+	 * replying or the watcher's (NULL: none).  The DAX windows of a
+	 * daemon with several guests (vu_shmem.c).
 	 */
-	void (*shrink_hook)(void *ctx, u64 nodeid,
+	void (*resize_hook)(void *ctx, u64 nodeid, u64 old_size, u64 new_size,
 			    const struct vqf_hub_port *from);
-	void *shrink_ctx;
+	void *resize_ctx;
 };
+
+#define VQF_HUB_SIZE_UNKNOWN	(~0ull)
 
 /* Counters; the reasons a request or event was refused are disjoint. */
 struct vqf_hub_stats {

@@ -243,9 +243,10 @@ static void count_refusal(struct vqf_vhost *vh, int err)
 	pthread_mutex_unlock(&(vh)->slock);		\
 } while (0)
 
-int vqf_vhost_dax_shrunk(struct vqf_vhost *vh, u64 nodeid)
+int vqf_vhost_dax_resized(struct vqf_vhost *vh, u64 nodeid, u64 old_size,
+			  u64 new_size)
 {
-	return vqf_fsdev_dax_shrunk(vh->dev, nodeid);
+	return vqf_fsdev_dax_resized(vh->dev, nodeid, old_size, new_size);
 }
 
 void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out)

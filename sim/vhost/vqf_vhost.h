@@ -299,12 +299,14 @@ void vqf_vhost_free(struct vqf_vhost *vh);
 int vqf_vhost_serve(struct vqf_vhost *vh, int fd, int stop_fd);
 
 /*
- * vqf_fsdev_dax_shrunk() on the device: the part of each mapping of
- * @nodeid's file past its current end is mapped again through
- * SHMEM_UNMAP and SHMEM_MAP (each waiting for the front-end's ack).  Any
- * thread, while vqf_vhost_serve() runs or not.
+ * vqf_fsdev_dax_resized() on the device: the mappings of @nodeid's file
+ * mapped again where its size change may have left pages QEMU replaced
+ * (SHMEM_UNMAP and SHMEM_MAP past a new end, SHMEM_MAP over the pages a
+ * growth covered; each waits for the front-end's ack).  Any thread,
+ * while vqf_vhost_serve() runs or not.
  */
-int vqf_vhost_dax_shrunk(struct vqf_vhost *vh, u64 nodeid);
+int vqf_vhost_dax_resized(struct vqf_vhost *vh, u64 nodeid, u64 old_size,
+			  u64 new_size);
 
 /* A consistent copy of the counters (any thread, any time). */
 void vqf_vhost_get_stats(struct vqf_vhost *vh, struct vqf_vhost_stats *out);

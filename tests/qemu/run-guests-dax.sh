@@ -22,6 +22,11 @@
 #           to 4096 + 100 bytes; B's loads through its mapping: pages 0
 #           and 1 as before, the rest of page 1 zeros, pages 2-15 zeros
 #           or SIGBUS, never the old bytes; both QEMUs keep running
+#   regrow  B maps 16 pages of r and A truncates it as t; B loads every
+#           page (QEMU replaces those past the end); A writes 'Z' at page
+#           5, growing r over pages 2-5; B's same mapping loads pages 0-1
+#           as before, 2-4 zeros, 'Z' in page 5 (the daemon mapped the
+#           grown pages again: without that, B's replaced page reads 0)
 #   host    A and B map 16 pages of h; the host truncates h the same way;
 #           the same loads in both
 #
@@ -67,6 +72,22 @@ flag()
 vqf_mkinitramfs "$W"
 vqf_add_run_script "$W" 'vqf_g_serve'
 
+# g_start a|b SOCK: guests-lib.sh's, with QEMU's stderr in S/G.err: the
+# patched QEMU's warnings about the pages it replaced (qemu/0007) come at
+# any moment, and in the console's log they could split the line the host
+# waits for.
+g_start()
+{
+	mkfifo "$S/$1.in"
+	case $1 in
+	a) exec 7<>"$S/$1.in"
+	   vqf_run_qemu "$W/boot.cpio" "$2" <&7 >"$S/$1.log" 2>"$S/$1.err" & ;;
+	b) exec 8<>"$S/$1.in"
+	   vqf_run_qemu "$W/boot.cpio" "$2" <&8 >"$S/$1.log" 2>"$S/$1.err" & ;;
+	esac
+	echo $! >"$S/$1.pid"
+}
+
 # g_send a|b COMMAND: sent, not waited for; g_reap a|b waits and sets OUT
 # as g_cmd does.
 g_send()
@@ -98,12 +119,12 @@ field()
 	echo " $OUT " | sed -n "s/.* $1=\([^ ]*\) .*/\1/p"
 }
 
-# bg G NAME COMMAND: COMMAND runs in guest G's background, its output in
-# /tmp/NAME.out; until G PATTERN NAME: waits for PATTERN in it (the
-# guest's loop is bounded by the host's WAIT).
+# bg G NAME COMMAND [ARG]: COMMAND /tmp/NAME.go [ARG] runs in guest G's
+# background, its output in /tmp/NAME.out; until_out G PATTERN NAME: waits
+# for PATTERN in it (the guest's loop is bounded by the host's WAIT).
 bg()
 {
-	g_cmd $1 "rm -f /tmp/$2.go; ($3 /tmp/$2.go >/tmp/$2.out 2>&1 &)" ||
+	g_cmd $1 "rm -f /tmp/$2.go /tmp/$2.go2; ($3 /tmp/$2.go ${4:-} >/tmp/$2.out 2>&1 &)" ||
 		flag "$sess: $1 could not start $2"
 }
 until_out()
@@ -146,6 +167,7 @@ printf xxxxxxxxxxxx >"$S/shared/g/w"
 head -c 16384 /dev/zero >>"$S/shared/g/w"
 head -c 4096 /dev/zero >"$S/shared/g/c"
 pattern "$S/shared/g/t"
+pattern "$S/shared/g/r"
 pattern "$S/shared/g/h"
 g_daemon --cache auto --dax-window 64M
 g_start a "$S/vfs.sock.0"
@@ -194,6 +216,27 @@ if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
 	g_cmd b "stat -c %s $G/t"
 	[ "$OUT" = 4196 ] || flag "$sess/trunc: B's stat gives '$OUT', not 4196"
 
+	# regrow: B has touched the pages past the end A's truncate left
+	# (QEMU replaced them); A's write past the end grows the file over
+	# them, and B's same mapping must show the file's new bytes, not
+	# its replaced pages (the daemon maps the grown pages again)
+	bg b r "vqf-cohere mmpages $G/r 16" /tmp/r.go2
+	until_out b before= r
+	g_cmd a "truncate -s 4196 $G/r" || flag "$sess/regrow: A's truncate failed"
+	g_cmd b "touch /tmp/r.go"
+	check_trunc b r
+	g_cmd a "printf Z | dd of=$G/r bs=1 seek=20480 conv=notrunc 2>/dev/null" ||
+		flag "$sess/regrow: A's write past the end failed"
+	g_cmd b "touch /tmp/r.go2"
+	until_out b again= r
+	again=$(field again)
+	case $again in
+	AB000Z*) rest=${again#AB000Z}
+		[ ${#rest} = 10 ] && [ -z "$(echo "$rest" | tr -d '0S')" ] ||
+			flag "$sess/regrow: B's loads past the grown end: '$rest'" ;;
+	*) flag "$sess/regrow: B's loads after the file grew: '$again', not AB000Z..." ;;
+	esac
+
 	# host: the host truncates what A and B have mapped
 	bg a h "vqf-cohere mmpages $G/h 16"
 	bg b h "vqf-cohere mmpages $G/h 16"
@@ -216,7 +259,7 @@ for g in a b; do
 	vqf_scan_console "$S/$g.txt" &&
 		grep -q '^VQF-GUEST-EXIT rc=0' "$S/$g.txt" ||
 		flag "$sess: guest $g's console (above) or exit"
-	grep -a 'shared memory regions' "$S/$g.log" | sed "s/^/$g: QEMU: /"
+	sed "s/^/$g: QEMU: /" "$S/$g.err"
 done
 grep -v '^vhost-user: ' "$S/daemon.log" | grep -E 'guest|hub:|refused|dax:|windows:'
 [ "$(grep -c 'front-end disconnected' "$S/daemon.log")" = 2 ] ||
@@ -227,7 +270,7 @@ grep -v '^vhost-user: ' "$S/daemon.log" | grep -E 'guest|hub:|refused|dax:|windo
 	flag "$sess: the daemon refused requests or saw a ring broken"
 [ "$(grep -c ': dax: [1-9][0-9]* setups' "$S/daemon.log")" = 2 ] ||
 	flag "$sess: a guest's window served no SETUPMAPPING"
-grep -q 'windows: [1-9][0-9]* shrinks seen, [1-9][0-9]* ranges' \
+grep -q 'windows: [1-9][0-9]* shrinks and [0-9]* growths seen, [1-9][0-9]* ranges' \
 	"$S/daemon.log" || flag "$sess: the daemon saw no truncation"
 vqf_daemon_confined "$S/daemon.log" namespace ||
 	flag "$sess: the daemon's confinement (above)"

@@ -38,11 +38,15 @@
  *                                         "count=N first=F start=S"
  *                                         (F: the value its first add
  *                                         made)
- *   vqf-cohere mmpages PATH PAGES GO      maps PAGES pages, prints
+ *   vqf-cohere mmpages PATH PAGES GO [GO2]
+ *                                         maps PAGES pages, prints
  *                                         "before=..." (the first byte of
  *                                         each page), waits for GO, prints
  *                                         "after=..." and "tail=..." (the
- *                                         bytes at 100 and 4095 of page 1)
+ *                                         bytes at 100 and 4095 of page
+ *                                         1); with GO2, waits for it and
+ *                                         prints "again=..." (the same
+ *                                         mapping all along)
  *
  * An operation is one stat: an lstat of the next entry of big/ (a pass
  * starts with reading the whole directory, as ls -l does), every 10th a
@@ -301,7 +305,8 @@ static int mmcount(const char *path, long n)
 	return 0;
 }
 
-static int mmpages(const char *path, long pages, const char *go)
+static int mmpages(const char *path, long pages, const char *go,
+		   const char *go2)
 {
 	unsigned char *p;
 	char line[256];
@@ -318,6 +323,12 @@ static int mmpages(const char *path, long pages, const char *go)
 		line[i] = (char)load(p + i * 4096);
 	printf("after=%.*s\n", (int)pages, line);
 	printf("tail=%c%c\n", load(p + 4096 + 100), load(p + 4096 + 4095));
+	if (!go2)
+		return 0;
+	wait_for(go2);
+	for (long i = 0; i < pages; i++)
+		line[i] = (char)load(p + i * 4096);
+	printf("again=%.*s\n", (int)pages, line);
 	return 0;
 }
 
@@ -342,12 +353,13 @@ int main(int argc, char **argv)
 		return mmwatch(argv[2], atol(argv[3]), atol(argv[4]), argv[5]);
 	if (argc == 4 && !strcmp(argv[1], "mmcount"))
 		return mmcount(argv[2], atol(argv[3]));
-	if (argc == 5 && !strcmp(argv[1], "mmpages"))
-		return mmpages(argv[2], atol(argv[3]), argv[4]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "mmpages"))
+		return mmpages(argv[2], atol(argv[3]), argv[4],
+			       argc == 6 ? argv[5] : NULL);
 	fprintf(stderr, "usage: vqf-cohere mktree ROOT NFILES DEPTH | "
 		"run ROOT NFILES DEPTH OPS BIGK DEEPK POS | "
 		"setxattr PATH NAME VALUE | mmwrite PATH OFF STRING | "
 		"mmwatch PATH OFF LEN GO | mmcount PATH N | "
-		"mmpages PATH PAGES GO\n");
+		"mmpages PATH PAGES GO [GO2]\n");
 	return 2;
 }

@@ -2406,16 +2406,24 @@ static const char *guest_dax_line(const char *lg, unsigned int i)
  * on either channel.  A's truncate of the file (SETATTR size) maps the
  * part of B's mapping past the page holding the new end again (UNMAP,
  * MAP of that part) before A's reply, bumps the slot B sees, and sends
- * nothing to A; a host truncate maps it again in both windows.
+ * nothing to A; a host truncate maps it again in both windows.  B's
+ * WRITE past the end and the host's growth map the pages the file grew
+ * over again in both windows (one MAP over them, no UNMAP).
  */
 static void test_cli_guests_dax(void **state)
 {
 	struct cli *c = *state;
 	struct fuse_setattr_in sa = { .valid = FATTR_SIZE,
 				      .size = 2 * PG + 100 };
+	struct {
+		struct fuse_write_in wi;
+		char data[10];
+	} __attribute__((packed)) wr;
+	struct fuse_write_out wo;
 	struct fuse_attr_out ao;
 	struct entry_ver ea, eb;
 	const char *da, *db;
+	u64 fh;
 	char p[160], lg[8192];
 	struct seen s;
 	struct fe *a, *b;
@@ -2498,8 +2506,32 @@ static void test_cli_guests_dax(void **state)
 	assert_unmap(&s, PG, 15 * PG);
 	s = seen_at(b, 5);
 	assert_map(&s, PG, PG, 15 * PG, true);
-	/* Growing is no shrink: nothing more. */
+	/* B writes past the end: the pages the file grew over (1-4) are
+	 * mapped over in place in both windows before B's reply, no unmap.
+	 */
+	fh = open_f(b, eb.eo.nodeid, O_RDWR);
+	memset(&wr, 0, sizeof(wr));
+	wr.wi.fh = fh;
+	wr.wi.offset = 4 * PG;
+	wr.wi.size = sizeof(wr.data);
+	memcpy(wr.data, "0123456789", sizeof(wr.data));
+	assert_int_equal(fuse_call(b, 1, FUSE_WRITE, eb.eo.nodeid, &wr,
+				   sizeof(wr), &wo, sizeof(wo)).error, 0);
+	assert_int_equal(wo.size, sizeof(wr.data));
+	assert_int_equal(nseen(a), 7);
+	assert_int_equal(nseen(b), 7);
+	s = seen_at(a, 6);
+	assert_map(&s, PG, PG, 4 * PG, true);
+	s = seen_at(b, 6);
+	assert_map(&s, PG, PG, 4 * PG, true);
+	/* The host grows it to 16 pages: pages 5-15, in both. */
 	assert_int_equal(truncate(p, FILE_BYTES), 0);
+	assert_int_equal(wait_seen(a, 8), 8);
+	assert_int_equal(wait_seen(b, 8), 8);
+	s = seen_at(a, 7);
+	assert_map(&s, 5 * PG, 5 * PG, 11 * PG, true);
+	s = seen_at(b, 7);
+	assert_map(&s, 5 * PG, 5 * PG, 11 * PG, true);
 
 	fe_cli_close(a);
 	fe_cli_close(b);
@@ -2512,9 +2544,9 @@ static void test_cli_guests_dax(void **state)
 		    "batches (1 mappings), 0 refused,", 70) ||
 	    strncmp(db, ": dax: 1 setups (1 by nodeid, 0 replaced), 0 remove "
 		    "batches (0 mappings), 8 refused,", 70) ||
-	    !strstr(da, "1 ranges mapped again past a new end (0 failed)") ||
-	    !strstr(db, "2 ranges mapped again past a new end (0 failed)") ||
-	    !strstr(lg, "windows: 2 shrinks seen, 3 ranges past the end "
+	    !strstr(da, "3 ranges mapped again at a size change (0 failed)") ||
+	    !strstr(db, "4 ranges mapped again at a size change (0 failed)") ||
+	    !strstr(lg, "windows: 2 shrinks and 2 growths seen, 7 ranges "
 		    "mapped again, 0 failed"))
 		fail_msg("daemon log:\n%s", lg);
 }
