@@ -362,7 +362,7 @@ static int dax_remap(struct vqf_fsdev *d, const struct vqf_dax_dev_mapping *m,
 int vqf_fsdev_dax_resized(struct vqf_fsdev *d, u64 nodeid, u64 old_size,
 			  u64 new_size)
 {
-	u64 page = d->dax_map.align, lo, hi = ~0ull;
+	u64 page = d->dax_map.align, lo = 0, hi = ~0ull;
 	struct vqf_itree_node *n;
 	bool shrink = new_size < old_size;
 	int ret, done = 0, err = 0;
@@ -370,6 +370,16 @@ int vqf_fsdev_dax_resized(struct vqf_fsdev *d, u64 nodeid, u64 old_size,
 	if (!d->dax_on || !d->cfg.dax_ops || !d->cfg.dax_ops->node_fd ||
 	    new_size == old_size)
 		return 0;
+	if (!shrink) {
+		/* The pages the file grew over: they were past its end.  A
+		 * growth inside one page (an append) has none: no walk.
+		 */
+		lo = (old_size + page - 1) & ~(page - 1);
+		hi = new_size + page - 1 < new_size ? ~0ull :
+		     (new_size + page - 1) & ~(page - 1);
+		if (lo >= hi)
+			return 0;
+	}
 	pthread_mutex_lock(&d->dax_lock);
 	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
 		if (to_mapping(n)->nodeid == nodeid)
@@ -393,15 +403,6 @@ int vqf_fsdev_dax_resized(struct vqf_fsdev *d, u64 nodeid, u64 old_size,
 		}
 		close(fd);
 		lo = ((u64)st.st_size + page - 1) & ~(page - 1);
-	} else {
-		/* The pages the file grew over: they were past its end. */
-		lo = (old_size + page - 1) & ~(page - 1);
-		hi = new_size + page - 1 < new_size ? ~0ull :
-		     (new_size + page - 1) & ~(page - 1);
-		if (lo >= hi) {
-			pthread_mutex_unlock(&d->dax_lock);
-			return 0;
-		}
 	}
 	for (; n; n = vqf_itree_next(n)) {
 		const struct vqf_dax_dev_mapping *m = to_mapping(n);

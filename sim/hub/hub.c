@@ -412,6 +412,8 @@ static bool resize_of(struct vqf_hub *h, struct hub_rec *r, int error,
 	if (!r->resize)
 		return false;
 	n = hub_node_find(h, r->nodeid);
+	if (n && n->resizing)
+		n->resizing--;
 	if (error) {
 		if (n && n->size == r->new_size &&
 		    r->old_size != VQF_HUB_SIZE_UNKNOWN)
@@ -706,6 +708,7 @@ static void resize_plan(struct vqf_hub *h, struct hub_rec *r)
 	if (n) {
 		n->size = to;
 		n->size_set = true;
+		n->resizing++;
 	}
 }
 
@@ -803,6 +806,12 @@ static int forward(struct vqf_hub_port *p, u8 *req, size_t len,
 		return ret;	/* hub_reply owns r, maybe already freed */
 	pthread_mutex_lock(&h->lock);
 	port_unlink_rec(r);
+	if (r->resize) {
+		u64 id;
+
+		/* Not served: as a failed request. */
+		resize_of(h, r, -EIO, NULL, NULL, 0, &id);
+	}
 	pthread_mutex_unlock(&h->lock);
 	rec_free(r);
 	return ret;

@@ -33,6 +33,8 @@ struct hub_node {
 	u64 ino;		/* st_ino on the host, 0: unknown */
 	u64 size;		/* with size_set: the file's size, last seen */
 	bool size_set;
+	u32 resizing;		/* served size changes in the backend: the
+				 * watcher leaves the size to their replies */
 	u64 parent;		/* with name: where it was last seen */
 	char *name;
 	struct hub_node *next_id, *next_ino, *next_name;

@@ -170,8 +170,12 @@ static void event(struct vqf_hub *h, const struct inotify_event *ev)
 		hub_bump(h, dn, true);
 	cn = have ? hub_node_by_ino(h, st.st_ino) : NULL;
 	hub_bump(h, cn, true);
-	/* A regular file's size changed: the DAX windows' hook. */
-	if (cn && S_ISREG(st.st_mode)) {
+	/*
+	 * A regular file's size changed: the DAX windows' hook.  While a
+	 * guest's size change is in the backend, its reply says the size:
+	 * an lstat then may be from before it, or from before the next.
+	 */
+	if (cn && S_ISREG(st.st_mode) && !cn->resizing) {
 		if (cn->size_set && (u64)st.st_size != cn->size) {
 			resized = cn->nodeid;
 			from = cn->size;

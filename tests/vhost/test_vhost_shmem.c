@@ -2408,7 +2408,8 @@ static const char *guest_dax_line(const char *lg, unsigned int i)
  * MAP of that part) before A's reply, bumps the slot B sees, and sends
  * nothing to A; a host truncate maps it again in both windows.  B's
  * WRITE past the end and the host's growth map the pages the file grew
- * over again in both windows (one MAP over them, no UNMAP).
+ * over again in both windows (one MAP over them, no UNMAP); an append
+ * inside the last page sends nothing.
  */
 static void test_cli_guests_dax(void **state)
 {
@@ -2524,6 +2525,12 @@ static void test_cli_guests_dax(void **state)
 	assert_map(&s, PG, PG, 4 * PG, true);
 	s = seen_at(b, 6);
 	assert_map(&s, PG, PG, 4 * PG, true);
+	/* An append inside the last page grows over no page: nothing. */
+	wr.wi.offset = 4 * PG + sizeof(wr.data);
+	assert_int_equal(fuse_call(b, 1, FUSE_WRITE, eb.eo.nodeid, &wr,
+				   sizeof(wr), &wo, sizeof(wo)).error, 0);
+	assert_int_equal(nseen(a), 7);
+	assert_int_equal(nseen(b), 7);
 	/* The host grows it to 16 pages: pages 5-15, in both. */
 	assert_int_equal(truncate(p, FILE_BYTES), 0);
 	assert_int_equal(wait_seen(a, 8), 8);
@@ -2546,7 +2553,7 @@ static void test_cli_guests_dax(void **state)
 		    "batches (0 mappings), 8 refused,", 70) ||
 	    !strstr(da, "3 ranges mapped again at a size change (0 failed)") ||
 	    !strstr(db, "4 ranges mapped again at a size change (0 failed)") ||
-	    !strstr(lg, "windows: 2 shrinks and 2 growths seen, 7 ranges "
+	    !strstr(lg, "windows: 2 shrinks and 3 growths seen, 7 ranges "
 		    "mapped again, 0 failed"))
 		fail_msg("daemon log:\n%s", lg);
 }
