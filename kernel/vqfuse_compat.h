@@ -180,6 +180,17 @@ static inline u64 vqfk_get_unique(struct fuse_iqueue *fiq)
 }
 
 /*
+ * The request queues' interrupts.  6.1's virtiofs has one request queue
+ * and gives it an ordinary interrupt; since 6.11 (529395d2ae64 "virtio-fs:
+ * add multi-queue support") every request queue gets a managed one, spread
+ * over the CPUs, a single queue too.  vqfuse does as the kernel's own
+ * virtiofs does, so that both land their interrupts on the same CPU: which
+ * CPU that is decides between a local and a cross-CPU wake-up of every
+ * synchronous caller.
+ */
+#define VQFK_MANAGED_IRQ_ALWAYS	VQFK_KERNEL_AT_LEAST(6, 11, 0)
+
+/*
  * virtio_find_vqs(): since 6.11 the per-queue callbacks and names come as
  * one array of struct virtqueue_info (c502eb85c34e "virtio: introduce
  * virtqueue_info struct and find_vqs_info() config op", then "virtio:

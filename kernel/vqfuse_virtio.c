@@ -911,14 +911,15 @@ static int vqfk_setup_vqs(struct virtio_device *vdev, struct vqfk_kfs *fs)
 		names[i] = fs->vqs[i].name;
 
 	/*
-	 * Spread the request queues' interrupts over the CPUs only when there
-	 * are several.  A single queue gets an ordinary interrupt, as upstream:
-	 * a managed one lands on a CPU of the allocator's choosing that no one
-	 * can move, and the CPU it lands on decides whether a single-threaded
-	 * workload gets local or cross-CPU wakeups (up to 1.5x under TCG).
+	 * Spread the request queues' interrupts over the CPUs when there are
+	 * several.  A single queue gets the interrupt the kernel's virtiofs
+	 * gives it (VQFK_MANAGED_IRQ_ALWAYS): a managed one lands on a CPU of
+	 * the allocator's choosing that no one can move, and that CPU decides
+	 * whether a single-threaded workload gets local or cross-CPU wakeups
+	 * (up to 1.5x under TCG), so the two drivers must choose alike.
 	 */
 	ret = vqfk_find_vqs(vdev, fs->nvqs, vqs, vqfk_vq_done, names,
-			    nrq > 1 ? &desc : NULL);
+			    nrq > 1 || VQFK_MANAGED_IRQ_ALWAYS ? &desc : NULL);
 	if (ret < 0)
 		goto out;
 	for (i = 0; i < fs->nvqs; i++)
