@@ -99,6 +99,10 @@ while [ \$r -le $rounds ]; do
 		$pin vqf-bench seqread \$MNT/seq64.bin || exit 1
 		if [ \$fs = vqfuse ]; then vqf_vqfuse_counters; fi
 		grep -E 'CPU|virtio' /proc/interrupts | sed 's/^/# irq: /'
+		for d in /sys/bus/virtio/devices/*; do
+			[ \"\$(cat \$d/device)\" = 0x001a ] &&
+				echo \"# features: \$(cat \$d/features)\"
+		done
 		umount \$MNT && vqf_fs_unload \$fs || exit 1
 	done
 	r=\$((r + 1))
