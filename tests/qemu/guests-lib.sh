@@ -3,6 +3,23 @@
 # qemu-lib.sh, S (the session's folder), sess (its name), WAIT (a count of
 # 0.1 s waits) and a flag function.
 
+# g_require: what a two-guest test needs, or its verdict: vqfuse.ko and the
+# patched fuse.ko in VQF_KO_DIR (sets ko), the patched QEMU in VQF_QEMU
+# (a skip, exit 77, without it), vqfuse-sim (sets sim).
+g_require()
+{
+	ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
+	[ -f "$ko/vqfuse.ko" ] && [ -f "$ko/fuse.ko" ] ||
+		vqf_die "$ko/vqfuse.ko or fuse.ko missing: build kernel-module first"
+	if [ ! -x "${VQF_QEMU:-}" ]; then
+		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
+			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
+		exit 77
+	fi
+	sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
+	[ -x "$sim" ] || vqf_die "$sim missing: build vqfuse-sim first"
+}
+
 # g_start a|b SOCK: boots the guest with its console input on a FIFO the
 # host writes commands to (fd 7 for A, 8 for B).
 g_start()

@@ -41,16 +41,7 @@ VQF_QEMU_BIN=$(cd "$1" && pwd)
 . "$VQF_QEMU_SRC/qemu-lib.sh"
 . "$VQF_QEMU_SRC/guests-lib.sh"
 
-ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
-[ -f "$ko/vqfuse.ko" ] && [ -f "$ko/fuse.ko" ] ||
-	vqf_die "$ko/vqfuse.ko or fuse.ko missing: build kernel-module first"
-if [ ! -x "${VQF_QEMU:-}" ]; then
-	echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
-		"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"
-	exit 77
-fi
-sim=${VQF_SIM_BIN:-$VQF_QEMU_BIN/../../sim/cli/vqfuse-sim}
-[ -x "$sim" ] || vqf_die "$sim missing: build vqfuse-sim first"
+g_require
 VQF_QEMU_MEM=512M
 # two vCPUs: QEMU's TCG makes a guest's locked add a host atomic only
 # when it runs vCPUs in parallel
