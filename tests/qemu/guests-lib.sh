@@ -21,15 +21,18 @@ g_require()
 }
 
 # g_start a|b SOCK: boots the guest with its console input on a FIFO the
-# host writes commands to (fd 7 for A, 8 for B).
+# host writes commands to (fd 7 for A, 8 for B).  QEMU's stderr goes to
+# S/G.err, not the console's log: a warning comes at any moment (the
+# patched QEMU's about the pages it replaced, qemu/0007) and could split
+# the line the host waits for.
 g_start()
 {
 	mkfifo "$S/$1.in"
 	case $1 in
 	a) exec 7<>"$S/$1.in"
-	   vqf_run_qemu "$W/boot.cpio" "$2" <&7 >"$S/$1.log" 2>&1 & ;;
+	   vqf_run_qemu "$W/boot.cpio" "$2" <&7 >"$S/$1.log" 2>"$S/$1.err" & ;;
 	b) exec 8<>"$S/$1.in"
-	   vqf_run_qemu "$W/boot.cpio" "$2" <&8 >"$S/$1.log" 2>&1 & ;;
+	   vqf_run_qemu "$W/boot.cpio" "$2" <&8 >"$S/$1.log" 2>"$S/$1.err" & ;;
 	esac
 	echo $! >"$S/$1.pid"
 }
@@ -59,24 +62,39 @@ g_wait()
 	done
 }
 
-# g_cmd a|b COMMAND: runs it in the guest; OUT is its output, status its rc.
+# g_send a|b COMMAND: sends it, does not wait; g_reap a|b waits for the
+# answer to the last command sent to that guest: OUT is its output, the
+# status its rc.  g_cmd a|b COMMAND does both.
 seq=0
-g_cmd()
+g_send()
 {
 	seq=$((seq + 1))
+	eval "sent_$1=$seq"
 	case $1 in
 	a) echo "$seq $2" >&7 ;;
 	b) echo "$seq $2" >&8 ;;
 	esac
-	if ! g_wait "$1" "^VQF-DONE $seq rc=.* VQF-END\$"; then
-		flag "$sess: guest $1 gave no answer to: $2"
+	eval "cmd_$1=\$2"
+}
+
+g_reap()
+{
+	n=$(eval echo "\$sent_$1")
+	if ! g_wait "$1" "^VQF-DONE $n rc=.* VQF-END\$"; then
+		flag "$sess: guest $1 gave no answer to: $(eval "printf '%s' \"\$cmd_$1\"")"
 		OUT=
 		return 1
 	fi
-	line=$(tr -d '\r' <"$S/$1.log" | grep -a "^VQF-DONE $seq rc=" | head -1)
+	line=$(tr -d '\r' <"$S/$1.log" | grep -a "^VQF-DONE $n rc=" | head -1)
 	OUT=$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=[0-9]* *//; s/ *VQF-END$//')
-	echo "$sess: $1: $2 -> $OUT"
+	echo "$sess: $1: $(eval "printf '%s' \"\$cmd_$1\"") -> $OUT"
 	return "$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=\([0-9]*\).*/\1/')"
+}
+
+g_cmd()
+{
+	g_send "$1" "$2"
+	g_reap "$1"
 }
 
 # g_daemon ARGS...: vqfuse-sim vhost-user --guests 2 on S/vfs.sock.{0,1};

@@ -63,47 +63,6 @@ flag()
 vqf_mkinitramfs "$W"
 vqf_add_run_script "$W" 'vqf_g_serve'
 
-# g_start a|b SOCK: guests-lib.sh's, with QEMU's stderr in S/G.err: the
-# patched QEMU's warnings about the pages it replaced (qemu/0007) come at
-# any moment, and in the console's log they could split the line the host
-# waits for.
-g_start()
-{
-	mkfifo "$S/$1.in"
-	case $1 in
-	a) exec 7<>"$S/$1.in"
-	   vqf_run_qemu "$W/boot.cpio" "$2" <&7 >"$S/$1.log" 2>"$S/$1.err" & ;;
-	b) exec 8<>"$S/$1.in"
-	   vqf_run_qemu "$W/boot.cpio" "$2" <&8 >"$S/$1.log" 2>"$S/$1.err" & ;;
-	esac
-	echo $! >"$S/$1.pid"
-}
-
-# g_send a|b COMMAND: sent, not waited for; g_reap a|b waits and sets OUT
-# as g_cmd does.
-g_send()
-{
-	seq=$((seq + 1))
-	eval "sent_$1=$seq"
-	case $1 in
-	a) echo "$seq $2" >&7 ;;
-	b) echo "$seq $2" >&8 ;;
-	esac
-}
-g_reap()
-{
-	n=$(eval echo "\$sent_$1")
-	if ! g_wait "$1" "^VQF-DONE $n rc=.* VQF-END\$"; then
-		flag "$sess: guest $1 gave no answer to command $n"
-		OUT=
-		return 1
-	fi
-	line=$(tr -d '\r' <"$S/$1.log" | grep -a "^VQF-DONE $n rc=" | head -1)
-	OUT=$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=[0-9]* *//; s/ *VQF-END$//')
-	echo "$sess: $1: [$n] -> $OUT"
-	return "$(echo "$line" | sed 's/^VQF-DONE [0-9]* rc=\([0-9]*\).*/\1/')"
-}
-
 # field NAME: the value of NAME=... in OUT
 field()
 {

@@ -263,6 +263,7 @@ session()
 		vqf_scan_console "$S/$g.txt" &&
 			grep -q '^VQF-GUEST-EXIT rc=0' "$S/$g.txt" ||
 			flag "$sess: guest $g's console (above) or exit"
+		sed "s/^/$g: QEMU: /" "$S/$g.err"
 	done
 	grep -v '^vhost-user: ' "$S/daemon.log" | grep -E 'guest|hub:|refused'
 	[ "$(grep -c 'front-end disconnected' "$S/daemon.log")" = 2 ] ||
