@@ -19,6 +19,18 @@ VQF_DAEMON_RC=
 # What a crashed or sanitizer-stopped daemon leaves in its log.
 VQF_CRASH_RE='killed by signal|Segmentation fault|Assertion|Aborted|AddressSanitizer|runtime error:'
 
+# vqf_virtiofsd_arenas: glibc's default malloc arena limit here (8 per
+# CPU), for virtiofsd's MALLOC_ARENA_MAX.  Unset, glibc looks the CPU
+# count up when a process makes its 9th arena; in virtiofsd's sandbox
+# /sys and /proc/stat are gone, glibc falls back to sched_getaffinity(),
+# which virtiofsd 7.2's seccomp allowlist lacks, and the pool thread is
+# killed with SIGSYS (docs/bench-daemons.md).  A value the caller set
+# is kept.
+vqf_virtiofsd_arenas()
+{
+	echo "${MALLOC_ARENA_MAX:-$((8 * $(nproc)))}"
+}
+
 # vqf_daemon_usable KIND: prints why KIND cannot run here, returns 1.
 vqf_daemon_usable()
 {
@@ -62,6 +74,9 @@ vqf_daemon_start()
 	shift 5
 	case $_kind in
 	virtiofsd)
+		# glibc's arena limit, set, keeps virtiofsd 7.2's seccomp
+		# from killing it (vqf_virtiofsd_arenas).
+		MALLOC_ARENA_MAX=$(vqf_virtiofsd_arenas) \
 		"$VQF_VIRTIOFSD" --socket-path="$_sock" -o source="$_shared" \
 			"$@" > "$_log" 2>&1 & ;;
 	vqfuse)

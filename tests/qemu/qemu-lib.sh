@@ -234,6 +234,10 @@ os.execv(vfsd, argv)
 			--queues "$VQF_QEMU_NREQ" --threads 2 --xattr \
 			${VQF_SIM_ARGS:-} >"$log" 2>&1 &
 	else
+		# glibc's own arena limit, set: unset, glibc's CPU count
+		# lookup ends in sched_getaffinity() inside virtiofsd's
+		# sandbox, which its seccomp kills (docs/bench-daemons.md).
+		MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-$((8 * $(nproc)))} \
 		/usr/lib/qemu/virtiofsd --socket-path="$sock" \
 			-o source="$shared" -o cache=auto -o xattr \
 			>"$log" 2>&1 &

@@ -1043,7 +1043,7 @@ int main(int argc, char **argv)
 	static struct bench b;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *tmp = getenv("TMPDIR");
-	char la[128];
+	char la[128], arenas[24];
 	int ret = 0;
 
 	if (parse(argc, argv, &b)) {
@@ -1082,6 +1082,20 @@ int main(int argc, char **argv)
 	/* A daemon that dies under us must not kill the bench. */
 	signal(SIGPIPE, SIG_IGN);
 
+	/*
+	 * glibc's malloc sizes its arena limit by the CPU count once a
+	 * process has more than 8 arenas.  Inside virtiofsd's namespace
+	 * sandbox /sys and /proc/stat are gone, so glibc falls back to
+	 * sched_getaffinity(), which virtiofsd 7.2's seccomp allowlist
+	 * lacks: the pool thread that makes the 9th arena is killed with
+	 * SIGSYS (docs/bench-daemons.md).  Telling both daemons glibc's
+	 * own default limit (8 per CPU) keeps malloc as it was and skips
+	 * the lookup.  A value the user set is left alone.
+	 */
+	snprintf(arenas, sizeof(arenas), "%ld",
+		 8 * sysconf(_SC_NPROCESSORS_ONLN));
+	setenv("MALLOC_ARENA_MAX", arenas, 0);
+
 	loadavg(la, sizeof(la));
 	printf("bench-daemons: nproc %ld, load %s; %u round(s), %u requests "
 	       "per raw row, smallfile %u files x 4 KiB; under %s\n",
@@ -1092,7 +1106,8 @@ int main(int argc, char **argv)
 	       "front-end: simulated guest over vqf_vfront, 1 request queue "
 	       "x 128, cache=none, one request in flight; polled sets: the "
 	       "driver\nspins on its used ring (poll_ns), ours also gets "
-	       "--poll-us N\n", b.exe[D_OURS], b.exe[D_VFSD]);
+	       "--poll-us N; environment of both: MALLOC_ARENA_MAX=%s\n",
+	       b.exe[D_OURS], b.exe[D_VFSD], getenv("MALLOC_ARENA_MAX"));
 	fflush(stdout);
 	for (unsigned int p = 0; p < b.nsets; p++) {
 		for (unsigned int r = 0; r < b.rounds; r++) {
