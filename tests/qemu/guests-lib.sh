@@ -3,14 +3,17 @@
 # qemu-lib.sh, S (the session's folder), sess (its name), WAIT (a count of
 # 0.1 s waits) and a flag function.
 
-# g_require: what a two-guest test needs, or its verdict: vqfuse.ko and the
-# patched fuse.ko in VQF_KO_DIR (sets ko), the patched QEMU in VQF_QEMU
-# (a skip, exit 77, without it), vqfuse-sim (sets sim).
+# g_require [virtiofs]: what a two-guest test needs, or its verdict:
+# vqfuse.ko and the patched fuse.ko in VQF_KO_DIR (sets ko; not for guests
+# of the kernel's own virtiofs), the patched QEMU in VQF_QEMU (a skip,
+# exit 77, without it), vqfuse-sim (sets sim).
 g_require()
 {
 	ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
-	[ -f "$ko/vqfuse.ko" ] && [ -f "$ko/fuse.ko" ] ||
-		vqf_die "$ko/vqfuse.ko or fuse.ko missing: build kernel-module first"
+	if [ "${1:-}" != virtiofs ]; then
+		[ -f "$ko/vqfuse.ko" ] && [ -f "$ko/fuse.ko" ] ||
+			vqf_die "$ko/vqfuse.ko or fuse.ko missing: build kernel-module first"
+	fi
 	if [ ! -x "${VQF_QEMU:-}" ]; then
 		echo "SKIP: VQF_QEMU='${VQF_QEMU:-}' is not the patched QEMU" \
 			"(scripts/build-qemu.sh builds build/qemu/qemu-system-x86_64)"

@@ -1,8 +1,14 @@
 #!/bin/sh
 # Two QEMU guests with DAX windows on one `vqfuse-sim vhost-user --guests 2
-# --dax-window 64M` (issue 27): the ctest entry qemu-vqfuse-guests-dax.
+# --dax-window 64M` (issue 27): the ctest entries qemu-vqfuse-guests-dax
+# and, with VQF_GUESTS_FS=virtiofs, qemu-virtiofs-guests-dax.
 #
-#   run-guests-dax.sh BINDIR
+#   [VQF_GUESTS_FS=vqfuse|virtiofs] run-guests-dax.sh BINDIR
+#
+# vqfuse (default): vqfuse.ko and the patched fuse.ko with the version
+# table.  virtiofs: the kernel's own virtiofs and fuse, mounted
+# -o dax=always, no table (the same rows; a guest learns a new size when
+# its attributes time out, 1 s, rather than at its next stat).
 #
 # Guests A and B (2 vCPUs each, TCG, the patched QEMU, vqfuse.ko and the
 # patched fuse.ko) mount the shared directory with -o dax=always: each
@@ -29,7 +35,11 @@
 #           grown pages again: without that, B's replaced page reads 0)
 #   host    A and B map 16 pages of h; the host truncates h the same way;
 #           the same loads in both
+#   learnt  (trunc and host) once the guest's kernel has the new size
+#           (its stat: 4196), the same process's loads past the end get
+#           SIGBUS, as on a local file system; page 1 (the end's) stays
 #
+
 # Fails on: a wrong byte or count, a guest that does not answer or whose
 # QEMU ends other than by quit, anything vqf_scan_console flags (Oops,
 # WARNING, ...), a daemon that refused messages or requests, a guest's
@@ -41,7 +51,25 @@ VQF_QEMU_BIN=$(cd "$1" && pwd)
 . "$VQF_QEMU_SRC/qemu-lib.sh"
 . "$VQF_QEMU_SRC/guests-lib.sh"
 
-g_require
+FS=${VQF_GUESTS_FS:-vqfuse}
+case $FS in
+vqfuse)
+	NAME=qemu-vqfuse-guests-dax
+	MOUNT='vqf_g_mount -o dax=always'
+	UMOUNT=vqf_g_umount
+	# the table brings the new size with the next stat
+	LEARN= ;;
+virtiofs)
+	NAME=qemu-virtiofs-guests-dax
+	MOUNT=vqf_dax_mount
+	UMOUNT='umount $MNT && vqf_fs_unload virtiofs'
+	# no table: the size is the attribute's, cached for the daemon's
+	# 1 s (cache auto), by the guest's own clock
+	LEARN='sleep 2; ' ;;
+*)
+	vqf_die "VQF_GUESTS_FS=$FS: vqfuse or virtiofs" ;;
+esac
+g_require "$FS"
 VQF_QEMU_MEM=512M
 # two vCPUs: QEMU's TCG makes a guest's locked add a host atomic only
 # when it runs vCPUs in parallel
@@ -49,7 +77,7 @@ VQF_QEMU_SMP=2
 WAIT=${VQF_GUESTS_WAIT:-6000}
 N=${VQF_DAX_COUNT:-100000}
 
-W=$VQF_QEMU_BIN/work/guests-dax${VQF_WORK_TAG:-}
+W=$VQF_QEMU_BIN/work/guests-dax-$FS${VQF_WORK_TAG:-}
 rm -rf "$W"
 mkdir -p "$W"
 start=$(date +%s)
@@ -108,6 +136,21 @@ check_trunc()
 		flag "$sess/$2: $1's page 1 past the end: '$tail', not zeros"
 }
 
+# learnt G NAME ROW: once G's kernel has the new size (G's stat reads the
+# bumped slot), its process's next loads past the end get SIGBUS, as on
+# a local file system: the size change takes the page table entries
+# past the end away (truncate_pagecache) and a fault past i_size is
+# SIGBUS (dax_iomap_fault).  Page 1, which holds the end, stays mapped.
+learnt()
+{
+	g_cmd $1 "${LEARN}stat -c %s $G/$2"
+	[ "$OUT" = 4196 ] || flag "$sess/$3: $1's stat gives '$OUT', not 4196"
+	g_cmd $1 "touch /tmp/$2.go2"
+	until_out $1 again= $2
+	[ "$(field again)" = ABSSSSSSSSSSSSSS ] ||
+		flag "$sess/$3: $1's loads once it has the new size: '$(field again)', not AB and SIGBUS past the end"
+}
+
 sess=dax
 S=$W/$sess
 mkdir -p "$S/shared/g"
@@ -123,7 +166,7 @@ g_daemon --cache auto --dax-window 64M
 g_start a "$S/vfs.sock.0"
 g_start b "$S/vfs.sock.1"
 if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
-   g_cmd a 'vqf_g_mount -o dax=always' && g_cmd b 'vqf_g_mount -o dax=always'; then
+   g_cmd a "$MOUNT" && g_cmd b "$MOUNT"; then
 	# store: A's mmap store and write() in B's mapping
 	bg b w "vqf-cohere mmwatch $G/w 4096 4108"
 	until_out b before= w
@@ -158,13 +201,12 @@ if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
 		flag "$sess/counter: $got after 2 x $N locked adds"
 
 	# trunc: A truncates what B has mapped
-	bg b t "vqf-cohere mmpages $G/t 16"
+	bg b t "vqf-cohere mmpages $G/t 16" /tmp/t.go2
 	until_out b before= t
 	g_cmd a "truncate -s 4196 $G/t" || flag "$sess/trunc: A's truncate failed"
 	g_cmd b "touch /tmp/t.go"
 	check_trunc b t
-	g_cmd b "stat -c %s $G/t"
-	[ "$OUT" = 4196 ] || flag "$sess/trunc: B's stat gives '$OUT', not 4196"
+	learnt b t trunc
 
 	# regrow: B has touched the pages past the end A's truncate left
 	# (QEMU replaced them); A's write past the end grows the file over
@@ -188,8 +230,8 @@ if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
 	esac
 
 	# host: the host truncates what A and B have mapped
-	bg a h "vqf-cohere mmpages $G/h 16"
-	bg b h "vqf-cohere mmpages $G/h 16"
+	bg a h "vqf-cohere mmpages $G/h 16" /tmp/h.go2
+	bg b h "vqf-cohere mmpages $G/h 16" /tmp/h.go2
 	until_out a before= h
 	until_out b before= h
 	truncate -s 4196 "$S/shared/g/h"
@@ -197,9 +239,11 @@ if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
 	g_cmd b "touch /tmp/h.go"
 	check_trunc a h
 	check_trunc b h
+	learnt a h host
+	learnt b h host
 
 	for g in a b; do
-		g_cmd $g vqf_g_umount || flag "$sess: $g's unmount failed"
+		g_cmd $g "$UMOUNT" || flag "$sess: $g's unmount failed"
 	done
 else
 	flag "$sess: a guest did not boot or mount with dax=always"
@@ -225,6 +269,6 @@ grep -q 'windows: [1-9][0-9]* shrinks and [0-9]* growths seen, [1-9][0-9]* range
 vqf_daemon_confined "$S/daemon.log" namespace ||
 	flag "$sess: the daemon's confinement (above)"
 end=$(date +%s)
-echo "qemu-vqfuse-guests-dax: $((end - start)) s"
+echo "$NAME: $((end - start)) s"
 [ $bad = 0 ] && rm -rf "$W"/*/shared
 exit $bad
