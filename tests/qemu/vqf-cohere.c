@@ -48,6 +48,49 @@
  *                                         prints "again=..." (the same
  *                                         mapping all along)
  *
+ * The DAX rows of bench-guests.sh (issue 27): every wait is bounded by a
+ * count of loads or sleeps, not by a time, and fails with "timeout" past
+ * it, so a peer that never answers ends the run instead of hanging it.
+ *   vqf-cohere pingpong-mmap PATH a|b N   N round trips through the u64 at
+ *                                         offset 0 of a MAP_SHARED mapping
+ *                                         of PATH: a stores 2i+1 and waits
+ *                                         for 2i+2, b waits for 2i+1 and
+ *                                         stores 2i+2.  A start line first
+ *                                         (a's u64 at 512, b's at 1024,
+ *                                         each sets its own and waits for
+ *                                         the other's).  Prints "rt=N sec=S
+ *                                         polls=P" by this guest's
+ *                                         CLOCK_MONOTONIC from the start
+ *                                         line on (P: loads made
+ *                                         waiting); a also "p50us= p99us=
+ *                                         maxus=", its round trips'
+ *                                         percentiles (one clock read per
+ *                                         round trip)
+ *   vqf-cohere pingpong-fuse PATH a|b N   the same through pwrite/pread of
+ *                                         the 512 bytes that hold the u64
+ *                                         (O_DIRECT's alignment on a disk
+ *                                         file; FUSE needs none, and a
+ *                                         request's cost hardly depends on
+ *                                         it), PATH opened O_DIRECT:
+ *                                         without DAX every pread and
+ *                                         pwrite is then one FUSE READ or
+ *                                         WRITE, whatever the cache mode
+ *                                         (on a DAX file they go through
+ *                                         the window, no request)
+ *   vqf-cohere readfile PATH              read() of all of PATH by 1 MiB,
+ *                                         then an mmap of it that is never
+ *                                         touched: its mincore() is the
+ *                                         file's pages in this kernel's
+ *                                         page cache.  Prints "bytes=
+ *                                         sec= cached0= cached1= incore=
+ *                                         sum=" (Cached of /proc/meminfo
+ *                                         in kB before and after the read,
+ *                                         incore in pages, sum: of the
+ *                                         first u64 of every 4 KiB)
+ *   vqf-cohere evict PATH                 (host) fsync and
+ *                                         POSIX_FADV_DONTNEED: PATH's
+ *                                         pages out of the page cache
+ *
  * An operation is one stat: an lstat of the next entry of big/ (a pass
  * starts with reading the whole directory, as ls -l does), every 10th a
  * walk of the deep path to f-DEEPK, every 50th an lstat of r-BIGK.  The
@@ -332,6 +375,232 @@ static int mmpages(const char *path, long pages, const char *go,
 	return 0;
 }
 
+/* ---- the DAX rows of bench-guests.sh --------------------------------- */
+
+/*
+ * A wait gives up after this many loads: under TCG one load through the
+ * window is some ns, so 4e9 of them are minutes; one pread is a FUSE
+ * round trip (100 us or more), so 1e6 of them are minutes too.
+ */
+#define PP_SPINS_MMAP 4000000000LL
+#define PP_SPINS_FUSE 1000000LL
+/* The start line: sleeps of 1 ms, while the host starts the other one. */
+#define PP_START_TRIES 100000
+/*
+ * pread/pwrite's unit and the layout: the sequence at 0, a's start at
+ * PP_BLOCK, b's at 2 * PP_BLOCK, each alone in its block so that a block
+ * written whole never takes another's u64 with it.
+ */
+#define PP_BLOCK 512
+
+struct pp {
+	int fd;
+	volatile unsigned long long *map;	/* NULL: pread/pwrite */
+	unsigned long long *buf;		/* O_DIRECT's aligned buffer */
+	long long spins;			/* a wait's bound */
+	long long polls;			/* loads made waiting */
+};
+
+static int pp_load(struct pp *c, long off, unsigned long long *v)
+{
+	if (c->map) {
+		*v = __atomic_load_n(&c->map[off / 8], __ATOMIC_ACQUIRE);
+		return 0;
+	}
+	if (pread(c->fd, c->buf, PP_BLOCK, off) != PP_BLOCK) {
+		perror("pread");
+		return -1;
+	}
+	*v = c->buf[0];
+	return 0;
+}
+
+static int pp_store(struct pp *c, long off, unsigned long long v)
+{
+	if (c->map) {
+		__atomic_store_n(&c->map[off / 8], v, __ATOMIC_RELEASE);
+		return 0;
+	}
+	/* the whole block: each block has one writer at a time */
+	memset(c->buf, 0, PP_BLOCK);
+	c->buf[0] = v;
+	if (pwrite(c->fd, c->buf, PP_BLOCK, off) != PP_BLOCK) {
+		perror("pwrite");
+		return -1;
+	}
+	return 0;
+}
+
+/* Waits, at most c->spins loads, for the u64 at @off to hold @want. */
+static int pp_wait(struct pp *c, long off, unsigned long long want)
+{
+	unsigned long long v = 0;
+
+	for (long long i = 0; i < c->spins; i++) {
+		if (pp_load(c, off, &v))
+			return -1;
+		c->polls++;
+		if (v == want)
+			return 0;
+	}
+	fprintf(stderr, "vqf-cohere: timeout: %llu at %ld, not %llu\n", v,
+		off, want);
+	return -1;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int pingpong(const char *path, const char *role, long n, int mmapped)
+{
+	struct pp c = { .fd = -1 };
+	int b = !strcmp(role, "b");
+	unsigned long long v = 0;
+	double t0, t, *lat;
+	long i;
+
+	if ((!b && strcmp(role, "a")) || n < 1)
+		return 2;
+	lat = calloc(n, sizeof(*lat));
+	if (!lat)
+		return 1;
+	if (mmapped) {
+		c.map = map_file(path, 4096, &c.fd);
+		c.spins = PP_SPINS_MMAP;
+	} else {
+		c.fd = open(path, O_RDWR | O_DIRECT);
+		if (c.fd < 0 || posix_memalign((void **)&c.buf, 4096, 4096)) {
+			perror(path);
+			return 1;
+		}
+		c.spins = PP_SPINS_FUSE;
+	}
+	if (pp_load(&c, 0, &v) || v) {
+		fprintf(stderr, "vqf-cohere: the sequence starts at %llu\n", v);
+		return 1;
+	}
+	/* the start line: each sets its own u64, then waits for the other's */
+	if (pp_store(&c, PP_BLOCK * (1 + b), 1))
+		return 1;
+	for (i = 0; i < PP_START_TRIES; i++) {
+		if (pp_load(&c, PP_BLOCK * (2 - b), &v))
+			return 1;
+		if (v == 1)
+			break;
+		usleep(1000);
+	}
+	if (v != 1) {
+		fprintf(stderr, "vqf-cohere: timeout: the other never started\n");
+		return 1;
+	}
+	t0 = now();
+	t = t0;
+	for (i = 0; i < n; i++) {
+		if (b) {
+			if (pp_wait(&c, 0, 2 * i + 1) ||
+			    pp_store(&c, 0, 2 * i + 2))
+				return 1;
+			continue;
+		}
+		if (pp_store(&c, 0, 2 * i + 1) || pp_wait(&c, 0, 2 * i + 2))
+			return 1;
+		lat[i] = now();
+		lat[i] -= t;
+		t += lat[i];
+	}
+	printf("rt=%ld sec=%.4f polls=%lld", n, now() - t0, c.polls);
+	if (!b) {
+		/* the mean hides how often the host ran the other guest late */
+		qsort(lat, n, sizeof(*lat), cmp_double);
+		printf(" p50us=%.2f p99us=%.2f maxus=%.0f", 1e6 * lat[n / 2],
+		       1e6 * lat[n - 1 - n / 100], 1e6 * lat[n - 1]);
+	}
+	putchar('\n');
+	return 0;
+}
+
+/* Cached of /proc/meminfo, in kB (-1 if absent). */
+static long meminfo_cached(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Cached: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int readfile(const char *path)
+{
+	size_t bsz = 1 << 20;
+	unsigned long long sum = 0, x;
+	long long bytes = 0;
+	long cached0, cached1, incore = 0, pages;
+	unsigned char *buf = malloc(bsz), *vec;
+	int fd = open(path, O_RDONLY);
+	double t0, sec;
+	ssize_t r;
+	void *m;
+
+	if (fd < 0 || !buf) {
+		perror(path);
+		return 1;
+	}
+	cached0 = meminfo_cached();
+	t0 = now();
+	while ((r = read(fd, buf, bsz)) > 0) {
+		/* the first u64 of each 4 KiB: the bytes are there, cheaply */
+		for (ssize_t o = 0; o + 8 <= r; o += 4096) {
+			memcpy(&x, buf + o, 8);
+			sum += x;
+		}
+		bytes += r;
+	}
+	sec = now() - t0;
+	if (r < 0) {
+		perror("read");
+		return 1;
+	}
+	cached1 = meminfo_cached();
+	/*
+	 * An untouched mapping: mincore() then answers from the file's page
+	 * cache alone (a DAX file's window entries count as not there).
+	 */
+	pages = (bytes + 4095) / 4096;
+	vec = malloc(pages ? pages : 1);
+	m = pages ? mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	if (!vec || m == MAP_FAILED || (pages && mincore(m, bytes, vec))) {
+		perror("mincore");
+		return 1;
+	}
+	for (long i = 0; i < pages; i++)
+		incore += vec[i] & 1;
+	printf("bytes=%lld sec=%.4f cached0=%ld cached1=%ld incore=%ld sum=%llx\n",
+	       bytes, sec, cached0, cached1, incore, sum);
+	return 0;
+}
+
+static int evict(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fsync(fd) ||
+	    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -356,10 +625,20 @@ int main(int argc, char **argv)
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "mmpages"))
 		return mmpages(argv[2], atol(argv[3]), argv[4],
 			       argc == 6 ? argv[5] : NULL);
+	if (argc == 5 && !strcmp(argv[1], "pingpong-mmap"))
+		return pingpong(argv[2], argv[3], atol(argv[4]), 1);
+	if (argc == 5 && !strcmp(argv[1], "pingpong-fuse"))
+		return pingpong(argv[2], argv[3], atol(argv[4]), 0);
+	if (argc == 3 && !strcmp(argv[1], "readfile"))
+		return readfile(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "evict"))
+		return evict(argv[2]);
 	fprintf(stderr, "usage: vqf-cohere mktree ROOT NFILES DEPTH | "
 		"run ROOT NFILES DEPTH OPS BIGK DEEPK POS | "
 		"setxattr PATH NAME VALUE | mmwrite PATH OFF STRING | "
 		"mmwatch PATH OFF LEN GO | mmcount PATH N | "
-		"mmpages PATH PAGES GO [GO2]\n");
+		"mmpages PATH PAGES GO [GO2] | "
+		"pingpong-mmap|pingpong-fuse PATH a|b N | readfile PATH | "
+		"evict PATH\n");
 	return 2;
 }
