@@ -11,10 +11,16 @@
 #                 (fs/fuse 0007: lib's policy maps a range or sends READ/
 #                 WRITE; lib's range management, where virtiofs+dax runs
 #                 on upstream's dax.c)
+#   virtiofs-vqf  the same boot, daemon and file, -o dax=never on the
+#                 patched fuse.ko: what virtiofs+auto is without DAX, so
+#                 auto/vqf is the policy's own effect, with no other
+#                 fuse.ko in the comparison
 #   virtiofs      the same boot, daemon and file, -o dax=never
 #   9p            virtio-9p (cache=none) over the same folder, in a second
 #                 boot of Debian's QEMU (the patched build has no 9p)
-# in ROUNDS rounds; the best round of each figure, with ratios.
+# in ROUNDS rounds; per figure the median of the rounds, and per ratio
+# the median of the per-round ratios (the rows of a round ran in the same
+# minute of the same boot).
 #
 #   VQF_BENCH_SECONDS   seconds per psync run (default 10)
 #   VQF_BENCH_FILE_MIB  the file (default 1536, guest memory 1G)
@@ -41,7 +47,7 @@ bench_dax()
 	: >"$W/console.txt"
 	for boot in dax 9p; do
 		case $boot in
-		dax) fss="virtiofs+dax virtiofs+auto virtiofs" ;;
+		dax) fss="virtiofs+dax virtiofs+auto virtiofs-vqf virtiofs" ;;
 		9p) fss="9p" ;;
 		esac
 		script="r=1
@@ -51,6 +57,7 @@ while [ \$r -le $rounds ]; do
 		case \$fs in
 		virtiofs+dax) VQF_MOUNT_OPTS=dax=always; m=virtiofs ;;
 		virtiofs+auto) VQF_MOUNT_OPTS=dax=auto; m=virtiofs-vqf ;;
+		virtiofs-vqf) VQF_MOUNT_OPTS=dax=never; m=virtiofs-vqf ;;
 		virtiofs) VQF_MOUNT_OPTS=dax=never; m=virtiofs ;;
 		*) m=\$fs ;;
 		esac
@@ -100,31 +107,48 @@ done"
 	grep -E ' dax: | shmem: |by opcode' "$W/dax/daemon.log" | sed 's/^/# daemon: /'
 
 	awk '
-/^VQF-BENCH-FS / { fs = $2; next }
-/^BENCH psync-/ {
-	split($5, v, "="); k = fs SUBSEP $2
-	if (v[2] > best[k]) best[k] = v[2]
-	next
+function med(a, n,    i, j, t) {
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+		}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-/^BENCH smallfile / {
-	split($6, v, "="); k = fs SUBSEP $3
-	if (v[2] > best[k]) best[k] = v[2]
+# the median over the rounds of x[f, m, r], or of x[f, m, r] / x[g, m, r]
+function mfig(f, m,    r, n, a) {
+	n = 0
+	for (r = 1; r <= nr; r++)
+		if ((f, m, r) in x) a[++n] = x[f, m, r]
+	return n ? med(a, n) : 0
 }
+function mrat(f, g, m,    r, n, a) {
+	n = 0
+	for (r = 1; r <= nr; r++)
+		if ((f, m, r) in x && x[g, m, r] > 0)
+			a[++n] = x[f, m, r] / x[g, m, r]
+	return n ? med(a, n) : 0
+}
+/^VQF-BENCH-FS / { fs = $2; rd = $4; if (rd > nr) nr = rd; next }
+/^BENCH psync-/ { split($5, v, "="); x[fs, $2, rd] = v[2]; next }
+/^BENCH smallfile / { split($6, v, "="); x[fs, $3, rd] = v[2] }
 END {
-	nf = split("virtiofs+dax virtiofs+auto virtiofs 9p", f, " ")
+	nf = split("virtiofs+dax virtiofs+auto virtiofs-vqf virtiofs 9p", f, " ")
 	nm = split("psync-seq psync-rand create stat read append rename delete all", m, " ")
 	printf "%-16s", "figure"
 	for (i = 1; i <= nf; i++) printf " %13s", f[i]
-	printf " %9s %9s %9s\n", "dax/vfs", "auto/vfs", "dax/9p"
+	printf " %9s %9s %9s %9s\n", "dax/vfs", "auto/vfs", "auto/vqf",
+		"dax/9p"
 	for (j = 1; j <= nm; j++) {
 		unit = (m[j] ~ /^psync/) ? "MB/s" : "ops/s"
 		printf "%-16s", m[j] " " unit
-		for (i = 1; i <= nf; i++) printf " %13.1f", best[f[i], m[j]]
-		d = best["virtiofs+dax", m[j]]; a = best["virtiofs+auto", m[j]]
-		nd = best["virtiofs", m[j]]; p = best["9p", m[j]]
-		printf " %8.2fx %8.2fx %8.2fx\n", nd ? d / nd : 0, nd ? a / nd : 0,
-			p ? d / p : 0
+		for (i = 1; i <= nf; i++) printf " %13.1f", mfig(f[i], m[j])
+		printf " %8.2fx %8.2fx %8.2fx %8.2fx\n",
+			mrat("virtiofs+dax", "virtiofs", m[j]),
+			mrat("virtiofs+auto", "virtiofs", m[j]),
+			mrat("virtiofs+auto", "virtiofs-vqf", m[j]),
+			mrat("virtiofs+dax", "9p", m[j])
 	}
+	printf "(medians of %d rounds; auto/vqf: dax=auto against dax=never on the same patched fuse.ko)\n", nr
 }' "$W/console.txt" | tee "$W/table.txt"
 	rm -rf "$W/shared" "$W/dax/initramfs" "$W/9p/initramfs"
 }
