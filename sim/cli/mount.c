@@ -94,7 +94,7 @@ struct mount_opts {
 	bool fs_set, threads_set;
 	enum vqf_sim_fs fs;
 	enum vqf_gcli_cache cache;
-	bool writeback, inline_kick, debug, dax, dax_auto;
+	bool writeback, inline_kick, debug, dax, dax_always;
 	bool private_mount, nodev;
 	unsigned long long dax_window;	/* 0: 64 MiB */
 	double timeout;			/* seconds, cache=auto; 0: default */
@@ -583,7 +583,8 @@ void vqf_cli_mount_usage(FILE *f)
 "  --debug             libfuse logs every host request on stderr\n"
 "  --dax[=MODE], --dax-window SIZE\n"
 "                      file data through a DAX window (power of two,\n"
-"                      default 64M); MODE always or auto, as for run\n"
+"                      default 64M); MODE auto (the default) or always,\n"
+"                      as for run\n"
 "  --trace FILE        every request's life as Chrome trace-event JSON,\n"
 "                      written at unmount (ui.perfetto.dev)\n"
 "  --private           as root: no allow_other,default_permissions (only\n"
@@ -659,7 +660,7 @@ static int mount_set(void *arg, const char *name, const char *val,
 	} else if (!strcmp(name, "--debug")) {
 		o->debug = true;
 	} else if (!strcmp(name, "--dax")) {
-		return vqf_cli_parse_dax(val, &o->dax, &o->dax_auto);
+		return vqf_cli_parse_dax(val, &o->dax, &o->dax_always);
 	} else if (!strcmp(name, "--private")) {
 		o->private_mount = true;
 	} else if (!strcmp(name, "--nodev")) {
@@ -884,7 +885,7 @@ static int start_machine(const struct mount_opts *o, struct bridge *b)
 	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.inline_kick = o->inline_kick;
 	sc.ram = o->ram;
-	vqf_cli_dax_cfg(&sc, o->dax, o->dax_auto, o->dax_window);
+	vqf_cli_dax_cfg(&sc, o->dax, o->dax_always, o->dax_window);
 	sc.cli.uid = b->uid;
 	sc.cli.gid = b->gid;
 	sc.cli.pid = b->pid;

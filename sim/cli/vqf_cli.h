@@ -50,13 +50,16 @@ int vqf_cli_check_machine(unsigned int queue_size,
 			  unsigned long long dax_window, bool dax,
 			  enum vqf_sim_fs fs);
 /*
- * --dax[=MODE]'s value (NULL: none given): "always" (as none) or "auto"
- * into *@dax_auto, and *@dax set.  0, or a usage status after a message.
+ * --dax[=MODE]'s value (NULL: none given): "auto" (as none: the policy is
+ * the default) or "always" into *@dax_always, and *@dax set.  0, or a
+ * usage status after a message.
  */
-int vqf_cli_parse_dax(const char *val, bool *dax, bool *dax_auto);
-/* --dax[=auto] [--dax-window W] into @sc (W 0: 64 MiB). */
-void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax, bool dax_auto,
+int vqf_cli_parse_dax(const char *val, bool *dax, bool *dax_always);
+/* --dax[=MODE] [--dax-window W] into @sc (W 0: 64 MiB). */
+void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax, bool dax_always,
 		     unsigned long long dax_window);
+/* The DAX mode a JSON report names: "off", "auto" or "always". */
+const char *vqf_cli_dax_name(bool dax, bool dax_always);
 
 /* vqfuse-sim mount ARGS (argv after "mount"); returns the exit status. */
 int vqf_cli_mount(int argc, char **argv);

@@ -91,12 +91,12 @@ static void usage(FILE *f)
 "                      bar chart with gnuplot (gnuplot-nox on Debian)\n"
 "  --dax[=MODE]        file data through a DAX cache window (SETUPMAPPING\n"
 "                      and copies through the window, no READ/WRITE);\n"
-"                      MODE always (the default) maps every byte read or\n"
-"                      written; auto maps where it pays: a file whose\n"
-"                      ranges are reclaimed before they are used again\n"
-"                      backs off to READ/WRITE for a while, a small file\n"
-"                      is read through READ until it is used again;\n"
-"                      mmap always maps (docs/dax.md, \"Policy\")\n"
+"                      MODE auto (the default) maps where it pays: a file\n"
+"                      whose ranges are reclaimed before they are used\n"
+"                      again backs off to READ/WRITE for a while, a small\n"
+"                      file is read through READ until it is used again,\n"
+"                      mmap always maps (docs/dax.md, \"Policy\"); always\n"
+"                      maps every byte read or written\n"
 "  --dax-window SIZE   the window, a power of two (default 64M; implies\n"
 "                      --dax)\n"
 "  --trace FILE        write every request's life (queued, on the ring,\n"
@@ -195,7 +195,7 @@ struct run_opts {
 	unsigned int queues, queue_size, threads;
 	unsigned int poll_us;		/* --poll-us (0: off) */
 	unsigned long long ram;
-	bool json, quiet, inline_kick, dax, dax_auto, handoff;
+	bool json, quiet, inline_kick, dax, dax_always, handoff;
 	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
@@ -266,7 +266,7 @@ static int run_set(void *arg, const char *name, const char *val,
 	else if (!strcmp(name, "--handoff"))
 		o->handoff = true;
 	else if (!strcmp(name, "--dax"))
-		return vqf_cli_parse_dax(val, &o->dax, &o->dax_auto);
+		return vqf_cli_parse_dax(val, &o->dax, &o->dax_always);
 	else if (!strcmp(name, "--writeback"))
 		o->writeback = true;
 	else if (!strcmp(name, "--json"))
@@ -517,6 +517,15 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 	       wl->kind == VQF_WL_SMALLFILE ? wl->files : wl->jobs,
 	       (unsigned long long)wl->size, (unsigned long long)wl->bs,
 	       o->timeout > 0 ? o->timeout : 1.0);
+	printf("  \"dax\": ");
+	json_str(vqf_cli_dax_name(o->dax, o->dax_always));
+	/* With --connect the window is the back-end's: its size unknown. */
+	if (o->dax && o->connect)
+		printf(",\n  \"dax_window\": null,\n");
+	else
+		printf(",\n  \"dax_window\": %llu,\n",
+		       o->dax ? (o->dax_window ? o->dax_window : 64ull << 20) :
+		       0ull);
 }
 
 /* A mode's identity, its outcome and its phases, at @ind spaces. */
@@ -979,7 +988,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.poll_ns = (u64)o->poll_us * 1000;
 	sc.ram = o->ram;
 	sc.guests = o->guests;
-	vqf_cli_dax_cfg(&sc, o->dax, o->dax_auto, o->dax_window);
+	vqf_cli_dax_cfg(&sc, o->dax, o->dax_always, o->dax_window);
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {

@@ -373,10 +373,10 @@ expect 1 "trace into a missing directory" run --shared "$D" --files 2 \
 	--quiet --trace "$T/no/such/t.json" &&
 	grep -q -- "--trace" "$ERR" || fail "trace missing dir: message"
 
-# --dax: data through the cache window, no READ/WRITE requests; a window
-# smaller than the file (reclaim).
+# --dax=always: data through the cache window, no READ/WRITE requests; a
+# window smaller than the file (reclaim).
 expect 0 "dax seqwrite" run --shared "$D" --workload seqwrite --size 8M \
-	--dax --dax-window 4M --quiet
+	--dax=always --dax-window 4M --quiet
 check_dir "dax seqwrite"
 expect 0 "dax randread" run --shared "$D" --workload randread --size 8M \
 	--dax-window 4M --quiet --json &&
@@ -387,7 +387,19 @@ assert d["ok"], d
 PY
 expect_usage "--dax-window" run --shared "$D" --dax-window 3M
 expect_usage "--dax" run --shared "$D" --dax --backend passthrough_ll
-# --dax=auto (the policy), --dax=always (as --dax); nothing else.
+# --dax=auto (the policy, as --dax and --dax-window alone), --dax=always;
+# nothing else.  The JSON names the mode and the window.
+for a in "off 0:" "auto 67108864:--dax" "auto 8388608:--dax-window 8M" \
+	"always 67108864:--dax=always" "auto 67108864:--dax=auto" \
+	"always 4194304:--dax=always --dax-window 4M"; do
+	dmode=${a%%:*} got=
+	# shellcheck disable=SC2086
+	expect 0 "dax mode '${a#*:}'" run --shared "$D" --files 2 --quiet \
+		--json ${a#*:} &&
+		got=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["dax"], d["dax_window"])' "$OUT") &&
+		[ "$got" = "$dmode" ] ||
+		fail "dax mode '${a#*:}': JSON says '${got:-}', not '$dmode'"
+done
 expect 0 "dax=auto randread" run --shared "$D" --workload randread \
 	--size 8M --dax=auto --dax-window 4M --quiet
 check_dir "dax=auto randread"
