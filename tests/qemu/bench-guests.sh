@@ -162,6 +162,10 @@ PPF=${VQF_BENCH_PP_FUSE:-2000}
 RMB=${VQF_BENCH_READ_MB:-64}
 WIN=${VQF_BENCH_WINDOW:-128M}
 
+# VQF_BENCH_TRACE=1: the guest's kprobes on, one phase (one line: the
+# guest reads a command per line)
+TRACE_ON='vqf_trace_start && echo vqf-phase x >$T/trace_marker'
+
 # kv NAME: the value of NAME=... in OUT
 kv()
 {
@@ -195,8 +199,7 @@ hostcache()
 pp()
 {
 	[ "${VQF_BENCH_TRACE:-0}" = 1 ] &&
-		g_cmd a 'vqf_trace_start &&
-			echo vqf-phase pp >$T/trace_marker' >/dev/null
+		g_cmd a "$TRACE_ON" >/dev/null
 	g_cmd a vqf_sent >/dev/null
 	r0=$OUT
 	g_send a "vqf-cohere pingpong-$1 /mnt/p/$2 a $3"
@@ -217,9 +220,12 @@ pp()
 			>>"$W/dax-results"
 }
 
-# rd G PASS: G reads the file; one "rd" line
+# rd G PASS: G reads the file; one "rd" line.  With VQF_BENCH_TRACE=1,
+# G's requests by opcode too.
 rd()
 {
+	[ "${VQF_BENCH_TRACE:-0}" = 1 ] &&
+		g_cmd $1 "$TRACE_ON" >/dev/null
 	s0=$(rss $1 RssShmem) f0=$(rss $1 RssFile)
 	g_cmd $1 vqf_sent >/dev/null
 	r0=$OUT
@@ -230,6 +236,10 @@ rd()
 	g_cmd $1 vqf_sent >/dev/null
 	req=$((OUT - r0))
 	s1=$(rss $1 RssShmem) f1=$(rss $1 RssFile)
+	if [ "${VQF_BENCH_TRACE:-0}" = 1 ]; then
+		g_cmd $1 vqf_trace_counts >/dev/null
+		echo "$sess: $1's $2 read: requests by opcode: $OUT" >&2
+	fi
 	[ "$sum" = "$want" ] ||
 		flag "$sess: $1 read sum '$sum', the host's $want"
 	[ -n "$by" ] && echo "rd $sess $1 $2 $by $sec $c0 $c1 $inc" \
