@@ -149,6 +149,17 @@ static void vu_resized(void *ctx, u64 nodeid, u64 old_size, u64 new_size,
 	pthread_mutex_unlock(&s->vh_lock);
 }
 
+/*
+ * A window's writable mappings, for the hub: a file some guest can store
+ * into behind the server's back has a slot that proves nothing.
+ */
+static void vu_writable(void *ctx, u64 nodeid, int delta)
+{
+	struct vqf_vu_shm *s = ctx;
+
+	vqf_hub_dax_writable(s->hub, nodeid, delta);
+}
+
 void vqf_vu_shm_attach(struct vqf_vu_shm *s, unsigned int i,
 		       struct vqf_vhost *vh)
 {
@@ -189,6 +200,8 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 		s->vh_lock_on = true;
 		hc.resize_hook = vu_resized;
 		hc.resize_ctx = s;
+		vc->dax_writable = vu_writable;
+		vc->dax_writable_ctx = s;
 	}
 	ret = vqf_hub_new(&hc, &s->hub);
 	if (ret)
@@ -233,9 +246,11 @@ void vqf_vu_shm_print_hub(struct vqf_vu_shm *s, FILE *f)
 	if (s->vh_lock_on) {
 		pthread_mutex_lock(&s->vh_lock);
 		fprintf(f, "%s: windows: %llu shrinks and %llu growths seen, "
-			"%llu ranges mapped again, %llu failed\n",
+			"%llu ranges mapped again, %llu failed; %llu bumps "
+			"for writable mappings (%llu of files not held)\n",
 			vqf_cli_prog, s->shrinks, s->growths, s->eof_remaps,
-			s->eof_errors);
+			s->eof_errors, (unsigned long long)h.wmap_bumps,
+			(unsigned long long)h.wmap_unknown);
 		pthread_mutex_unlock(&s->vh_lock);
 	}
 	fprintf(f, "%s: hub: %u guests, %llu requests, %llu entry versions "

@@ -101,12 +101,51 @@ static void dax_unmap_remote(struct vqf_fsdev *d)
 				      n->last - n->start + 1, false);
 }
 
+static const struct vqf_dax_dev_mapping *
+to_mapping(const struct vqf_itree_node *n)
+{
+	return (const struct vqf_dax_dev_mapping *)
+	       ((const u8 *)n - offsetof(struct vqf_dax_dev_mapping, itn));
+}
+
+/* The window's writable mappings of a file, for the hub (dax_lock held). */
+static void dax_writable(struct vqf_fsdev *d, u64 nodeid, u64 flags,
+			 int delta)
+{
+	if (d->cfg.dax_writable && (flags & FUSE_SETUPMAPPING_FLAG_WRITE))
+		d->cfg.dax_writable(d->cfg.dax_writable_ctx, nodeid, delta);
+}
+
+/* Every mapping about to go: their writable ones given back. */
+static void dax_writable_all(struct vqf_fsdev *d)
+{
+	struct vqf_itree_node *n;
+
+	if (!d->cfg.dax_writable)
+		return;
+	for (n = vqf_itree_first(&d->dax_map.tree); n; n = vqf_itree_next(n))
+		dax_writable(d, to_mapping(n)->nodeid, to_mapping(n)->flags,
+			     -1);
+}
+
+/* The mapping that exactly covers [@moffset, +@len), or NULL. */
+static const struct vqf_dax_dev_mapping *
+dax_mapping_at(struct vqf_fsdev *d, u64 moffset, u64 len)
+{
+	struct vqf_itree_node *n;
+
+	n = vqf_itree_iter_first(&d->dax_map.tree, moffset, moffset);
+	return n && n->start == moffset && n->last == moffset + len - 1 ?
+	       to_mapping(n) : NULL;
+}
+
 /* Drops every mapping: the window is one PROT_NONE reservation again. */
 void fsdev_dax_reset(struct vqf_fsdev *d)
 {
 	if (!d->dax_on)
 		return;
 	pthread_mutex_lock(&d->dax_lock);
+	dax_writable_all(d);
 	if (d->dax_remote) {
 		dax_unmap_remote(d);
 		vqf_dax_dev_reset(&d->dax_map);
@@ -220,11 +259,15 @@ static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
 				.moffset = in.moffset, .len = in.len,
 			};
 
+			dax_writable(d, old->nodeid, old->flags, -1);
 			vqf_dax_dev_remove_commit(&d->dax_map, &one, 1,
 						  &d->dax_st);
 		}
 		return ret;
 	}
+	/* Before the commit reuses the replaced mapping's slot. */
+	if (old)
+		dax_writable(d, old->nodeid, old->flags, -1);
 	if (!vqf_dax_dev_setup_commit(&d->dax_map, r->dreq.in.nodeid, &in,
 				      &d->dax_st)) {
 		/* Cannot happen under dax_lock; never leave it mapped. */
@@ -232,6 +275,7 @@ static int dax_setup_locked(struct vqf_fsdev *d, const struct fsreq *r,
 		STAT_ADD(d, dax_mmap_errors, 1);
 		return -EIO;
 	}
+	dax_writable(d, r->dreq.in.nodeid, in.flags, 1);
 	STAT_ADD(d, dax_setups, 1);
 	return 0;
 }
@@ -303,9 +347,15 @@ static int dax_remove(struct vqf_fsdev *d, const struct fsreq *r)
 		STAT_ADD(d, dax_refused, 1);
 		return ret;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		const struct vqf_dax_dev_mapping *m =
+			dax_mapping_at(d, ents[i].moffset, ents[i].len);
+
+		if (m)
+			dax_writable(d, m->nodeid, m->flags, -1);
 		if (dax_blank(d, ents[i].moffset, ents[i].len))
 			ret = -EIO;
+	}
 	/* Committed even if a blank failed: the host side is gone either
 	 * way (a failed MAP_FIXED has unmapped), so the range is free.
 	 */
@@ -318,12 +368,6 @@ static int dax_remove(struct vqf_fsdev *d, const struct fsreq *r)
 	return ret;
 }
 
-static const struct vqf_dax_dev_mapping *
-to_mapping(const struct vqf_itree_node *n)
-{
-	return (const struct vqf_dax_dev_mapping *)
-	       ((const u8 *)n - offsetof(struct vqf_dax_dev_mapping, itn));
-}
 
 /*
  * Maps the file bytes [@lo, @hi) (page aligned) of @m again (dax_lock

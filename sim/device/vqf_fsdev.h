@@ -193,6 +193,15 @@ struct vqf_fsdev_cfg {
 	u64 dax_window;
 	const struct vqf_fsdev_dax_ops *dax_ops;	/* copied pointer */
 	void *dax_ctx;
+	/*
+	 * @dax_writable (optional, with a window): the window gained
+	 * (@delta 1) or lost (-1) a writable mapping of @nodeid - a setup,
+	 * a removal, a replacement, a reset.  Called with the device's DAX
+	 * lock held: it must not call back into the device.  The daemon's
+	 * hub keeps such files' version slots moving (vqf_hub_dax_writable()).
+	 */
+	void (*dax_writable)(void *ctx, u64 nodeid, int delta);
+	void *dax_writable_ctx;
 	struct vqf_backend *be;		/* serves the requests */
 	/*
 	 * Serves the requests instead of @be when set (one of the two is

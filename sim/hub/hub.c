@@ -220,6 +220,19 @@ static int rec_names(struct hub_rec *r, const u8 *req, size_t len)
 }
 
 /*
+ * Attributes of a file some window maps writable were just handed out:
+ * they may be stale at the next store, so the slot moves past the
+ * version the guest took them at (vqf_hub_dax_writable()).
+ */
+static void wmap_bump(struct vqf_hub *h, struct hub_node *n)
+{
+	if (!n || !n->wmaps)
+		return;
+	hub_bump(h, n, false);
+	h->st.wmap_bumps++;
+}
+
+/*
  * READDIRPLUS hands out a lookup for every entry with a nodeid, except
  * "." and ".." (fuse_direntplus_link() skips them, and so do servers).
  * The walk stops where lib/ finds a record cut short or a bad name length,
@@ -255,6 +268,7 @@ static void count_direntplus(struct vqf_hub *h, struct hub_rec *r,
 		n = hub_node_get(h, e.entry.nodeid);
 		if (!n)
 			continue;
+		wmap_bump(h, n);
 		n->total++;
 		n->per_port[r->port->idx]++;
 		h->st.entries++;
@@ -324,6 +338,9 @@ static void apply_change(struct vqf_hub *h, struct hub_rec *r,
 	case FUSE_READDIRPLUS:
 		count_direntplus(h, r, iov, iovcnt);
 		break;
+	case FUSE_GETATTR:
+		wmap_bump(h, hub_node_find(h, r->nodeid));
+		break;
 	default:
 		break;
 	}
@@ -372,6 +389,8 @@ static bool apply_entry(struct vqf_hub *h, struct hub_rec *r,
 		h->st.entryver_raced++;
 	}
 	h->st.entryver_sent++;
+	/* After the fill: the version sent is already behind the slot. */
+	wmap_bump(h, n);
 	return true;
 }
 
@@ -1021,6 +1040,30 @@ int vqf_hub_table_fd(struct vqf_hub *h)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", h->memfd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+void vqf_hub_dax_writable(struct vqf_hub *h, u64 nodeid, int delta)
+{
+	struct hub_node *n;
+
+	pthread_mutex_lock(&h->lock);
+	n = hub_node_find(h, nodeid);
+	if (!n || (delta < 0 && !n->wmaps)) {
+		/* Forgotten meanwhile (a guest's DESTROY gives its lookups
+		 * back before its window is reset), or a count that was
+		 * never raised: nothing of the slot to keep honest.
+		 */
+		h->st.wmap_unknown++;
+	} else if (delta > 0) {
+		if (!n->wmaps++) {
+			hub_bump(h, n, false);
+			h->st.wmap_bumps++;
+		}
+	} else if (!--n->wmaps) {
+		hub_bump(h, n, false);
+		h->st.wmap_bumps++;
+	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 void vqf_hub_get_stats(struct vqf_hub *h, struct vqf_hub_stats *out)

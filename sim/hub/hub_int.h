@@ -35,6 +35,7 @@ struct hub_node {
 	bool size_set;
 	u32 resizing;		/* served size changes in the backend: the
 				 * watcher leaves the size to their replies */
+	u32 wmaps;		/* writable DAX mappings in guests' windows */
 	u64 parent;		/* with name: where it was last seen */
 	char *name;
 	struct hub_node *next_id, *next_ino, *next_name;

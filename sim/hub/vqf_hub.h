@@ -114,6 +114,10 @@ struct vqf_hub_stats {
 	u64 interrupts;		/* INTERRUPTs forwarded */
 	u64 interrupt_stale;	/* ...for nothing in flight: dropped */
 	u64 internal_lookups;	/* LOOKUPs to find what a name unbinds */
+	u64 wmap_bumps;		/* bumps for files writably DAX-mapped: at
+				 * the first mapping, the last unmapping,
+				 * and after every attribute reply */
+	u64 wmap_unknown;	/* mapping changes of nodeids not held */
 	u64 nodes;		/* nodeids with lookups now */
 	u64 unversioned;	/* ...of which without a slot */
 	u64 ports;		/* ports now */
@@ -166,6 +170,19 @@ int vqf_hub_table_fd(struct vqf_hub *h);
  * own a moment later.  Returns 0 or a negative errno.
  */
 int vqf_hub_sync(struct vqf_hub *h);
+
+/*
+ * A guest's DAX window gained (@delta 1) or lost (-1) a writable mapping
+ * of @nodeid.  Stores through such a mapping change the host file (its
+ * data, mtime and ctime) with no request and no inotify event, so while
+ * any window maps it writable the file's slot proves nothing: it is
+ * bumped at the first writable mapping, at the last one's removal, and
+ * after every reply that hands out its attributes (GETATTR, LOOKUP,
+ * READDIRPLUS), so that every guest asks the server again each time, as
+ * with no table.  Any thread, any lock of the caller's (the hub's own is
+ * innermost).
+ */
+void vqf_hub_dax_writable(struct vqf_hub *h, u64 nodeid, int delta);
 
 void vqf_hub_get_stats(struct vqf_hub *h, struct vqf_hub_stats *out);
 

@@ -1346,6 +1346,8 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 		dc.dax_window = vh->cfg.dax_window;
 		dc.dax_ops = &vh->dops;
 		dc.dax_ctx = vh;
+		dc.dax_writable = vh->cfg.dax_writable;
+		dc.dax_writable_ctx = vh->cfg.dax_writable_ctx;
 	}
 	ret = vqf_fsdev_new(&dc, &vh->mem, &vh->dev);
 	if (ret) {

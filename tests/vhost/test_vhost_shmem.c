@@ -2558,6 +2558,101 @@ static void test_cli_guests_dax(void **state)
 		fail_msg("daemon log:\n%s", lg);
 }
 
+/* A's GETATTR of @nodeid; returns the slot B sees afterwards. */
+static s64 getattr_then_slot(struct fe *a, struct fe *b, u64 nodeid,
+			     u64 index)
+{
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_attr_out ao;
+
+	assert_int_equal(fuse_call(a, 1, FUSE_GETATTR, nodeid, &gi,
+				   sizeof(gi), &ao, sizeof(ao)).error, 0);
+	return slot(b, index);
+}
+
+/*
+ * A writable DAX mapping lets a guest change the file (its bytes, mtime
+ * and ctime) with plain stores: no request, no inotify event.  So while
+ * any window maps a file writable, its slot must prove nothing to any
+ * guest: the hub bumps it at the first writable mapping, after every
+ * GETATTR and LOOKUP reply (the version a guest takes its attributes
+ * at is then already behind the slot), and at the last writable
+ * mapping's removal.  Read-only mappings change nothing.  Without the
+ * hook, A's second GETATTR leaves the slot where it was and the case
+ * fails.
+ */
+static void test_cli_guests_dax_writable(void **state)
+{
+	struct cli *c = *state;
+	struct entry_ver ea, eb, e2;
+	u64 idx, node;
+	char lg[8192];
+	struct fe *a, *b;
+	unsigned int i;
+	s64 v0, v1, v2;
+
+	if (!c)
+		skip();
+	a = c->g[0];
+	b = c->g[1];
+	for (i = 0; i < 2; i++) {
+		rings_create(c->g[i], NULL);
+		handshake(c->g[i], 0);
+		fuse_init_ver(c->g[i]);
+		assert_int_equal(wait_seen(c->g[i], 1), 1);	/* the table */
+	}
+	ea = lookup_m(a);
+	eb = lookup_m(b);
+	node = ea.eo.nodeid;
+	idx = eb.ev.version_index;
+	assert_int_not_equal(idx, 0);
+
+	/* Nothing mapped writable: a GETATTR moves nothing. */
+	v0 = slot(b, idx);
+	assert_int_equal(getattr_then_slot(a, b, node, idx), v0);
+	/* B maps it read-only: still nothing. */
+	assert_int_equal(setupmap(b, node, ~0ull, 0, PG, 0, false), 0);
+	assert_int_equal(getattr_then_slot(a, b, node, idx), v0);
+	/* B maps it writable (replacing its read-only range): bumped. */
+	assert_int_equal(setupmap(b, node, ~0ull, 0, PG, 0, true), 0);
+	v1 = slot(b, idx);
+	assert_true(v1 > v0);
+	/* Every GETATTR, and every LOOKUP, now leaves it behind. */
+	v2 = getattr_then_slot(a, b, node, idx);
+	assert_true(v2 > v1);
+	assert_true(getattr_then_slot(a, b, node, idx) > v2);
+	e2 = lookup_m(a);
+	assert_true(slot(b, idx) > e2.ev.initial_version);
+	/* A second writable mapping (A's), then both removed: bumped at
+	 * the last only.
+	 */
+	assert_int_equal(setupmap(a, node, ~0ull, 0, PG, 2 * PG, true), 0);
+	assert_int_equal(removemap(a, node, 2 * PG, PG), 0);
+	v1 = slot(b, idx);
+	assert_true(getattr_then_slot(a, b, node, idx) > v1);
+	assert_int_equal(removemap(b, node, 0, PG), 0);
+	v2 = slot(b, idx);
+	assert_true(v2 > v1);
+	/* None left: the slot proves things again. */
+	assert_int_equal(getattr_then_slot(a, b, node, idx), v2);
+	e2 = lookup_m(a);
+	assert_int_equal(slot(b, idx), e2.ev.initial_version);
+
+	fe_cli_close(a);
+	fe_cli_close(b);
+	c->g[0] = c->g[1] = NULL;
+	assert_int_equal(daemon_wait(&c->pid), 0);
+	daemon_log(c->dir, lg, sizeof(lg));
+	/* B's upgrade (0 -> 1), the replies while mapped (2 GETATTRs and a
+	 * LOOKUP under B's mapping, a GETATTR after A's came and went), B's
+	 * removal (1 -> 0): 6; A's own mapping and removal in between none.
+	 */
+	if (!strstr(lg, "failed; 6 bumps for writable mappings (0 of files "
+		    "not held)"))
+		fail_msg("daemon log: %s",
+			 strstr(lg, "windows:") ? strstr(lg, "windows:") : lg);
+}
+
 /*
  * The daemon with a guest's SETUPMAPPING on the channel that the
  * front-end never answers, then a SIGTERM (or a hang-up): it exits,
@@ -2657,6 +2752,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_table_init_hostile,
 						setup_hub, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_guests_dax,
+						setup_cli_guests_dax,
+						teardown_cli),
+		cmocka_unit_test_setup_teardown(test_cli_guests_dax_writable,
 						setup_cli_guests_dax,
 						teardown_cli),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
