@@ -383,8 +383,8 @@ static int mmpages(const char *path, long pages, const char *go,
 
 /*
  * A wait gives up after this many loads: under TCG one load through the
- * window is some ns, so 4e9 of them are minutes; one pread is a FUSE
- * round trip (100 us or more), so 1e6 of them are minutes too.
+ * window is about 10 ns, so 4e9 of them are tens of seconds at least; one
+ * pread is a FUSE round trip (100 us or more), so 1e6 of them are minutes.
  */
 #define PP_SPINS_MMAP 4000000000LL
 #define PP_SPINS_FUSE 1000000LL
