@@ -37,7 +37,8 @@
 #           the same loads in both
 #   learnt  (trunc and host) once the guest's kernel has the new size
 #           (its stat: 4196), the same process's loads past the end get
-#           SIGBUS, as on a local file system; page 1 (the end's) stays
+#           SIGBUS, as on a local file system; page 1 (the end's) stays;
+#           read() gives the 4196 bytes left, no more
 #
 
 # Fails on: a wrong byte or count, a guest that does not answer or whose
@@ -149,6 +150,11 @@ learnt()
 	until_out $1 again= $2
 	[ "$(field again)" = ABSSSSSSSSSSSSSS ] ||
 		flag "$sess/$3: $1's loads once it has the new size: '$(field again)', not AB and SIGBUS past the end"
+	# read(): ends at the new end (cat, not wc -c, which may fstat),
+	# page 0 all A, then 100 bytes of B
+	g_cmd $1 "cat $G/$2 | wc -c; head -c 4096 $G/$2 | tr -d A | wc -c; tail -c +4097 $G/$2 | tr -d B | wc -c"
+	[ "$(echo $OUT)" = "4196 0 0" ] ||
+		flag "$sess/$3: $1's read() once it has the new size: '$OUT', not 4196 bytes, A then B"
 }
 
 sess=dax
@@ -206,6 +212,13 @@ if g_wait a '^VQF-READY' && g_wait b '^VQF-READY' &&
 	g_cmd a "truncate -s 4196 $G/t" || flag "$sess/trunc: A's truncate failed"
 	g_cmd b "touch /tmp/t.go"
 	check_trunc b t
+	# read() before B has the new size: as long as B's old size, or
+	# the new; past the new end zeros, never the old bytes (letters)
+	g_cmd b "cat $G/t | wc -c; cat $G/t | tail -c +4197 | tr -cd A-P | wc -c"
+	set -- $OUT
+	echo "$sess/trunc: B's read() before it has the new size: ${1:-?} bytes"
+	[ "${2:-}" = 0 ] ||
+		flag "$sess/trunc: B's read() past the new end: '$OUT', old bytes"
 	learnt b t trunc
 
 	# regrow: B has touched the pages past the end A's truncate left
