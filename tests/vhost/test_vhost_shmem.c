@@ -2359,6 +2359,25 @@ static struct entry_ver lookup_m(struct fe *f)
 	return r;
 }
 
+/*
+ * Both front-ends started with versions (each has mapped the table), and
+ * each one's LOOKUP of "m".
+ */
+static void guests_lookup_m(struct cli *c, struct entry_ver *ea,
+			    struct entry_ver *eb)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		rings_create(c->g[i], NULL);
+		handshake(c->g[i], 0);
+		fuse_init_ver(c->g[i]);
+		assert_int_equal(wait_seen(c->g[i], 1), 1);	/* the table */
+	}
+	*ea = lookup_m(c->g[0]);
+	*eb = lookup_m(c->g[1]);
+}
+
 static void assert_map(const struct seen *s, u64 foff, u64 moff, u64 len,
 		       bool w)
 {
@@ -2428,21 +2447,13 @@ static void test_cli_guests_dax(void **state)
 	char p[160], lg[8192];
 	struct seen s;
 	struct fe *a, *b;
-	unsigned int i;
 	s64 v0;
 
 	if (!c)
 		skip();
 	a = c->g[0];
 	b = c->g[1];
-	for (i = 0; i < 2; i++) {
-		rings_create(c->g[i], NULL);
-		handshake(c->g[i], 0);
-		fuse_init_ver(c->g[i]);
-		assert_int_equal(wait_seen(c->g[i], 1), 1);	/* the table */
-	}
-	ea = lookup_m(a);
-	eb = lookup_m(b);
+	guests_lookup_m(c, &ea, &eb);
 	assert_int_equal(ea.eo.nodeid, eb.eo.nodeid);
 	/* The same range at the same offset: one window each. */
 	assert_int_equal(setupmap(a, ea.eo.nodeid, ~0ull, 0, 16 * PG, 0,
@@ -2588,21 +2599,13 @@ static void test_cli_guests_dax_writable(void **state)
 	u64 idx, node;
 	char lg[8192];
 	struct fe *a, *b;
-	unsigned int i;
 	s64 v0, v1, v2;
 
 	if (!c)
 		skip();
 	a = c->g[0];
 	b = c->g[1];
-	for (i = 0; i < 2; i++) {
-		rings_create(c->g[i], NULL);
-		handshake(c->g[i], 0);
-		fuse_init_ver(c->g[i]);
-		assert_int_equal(wait_seen(c->g[i], 1), 1);	/* the table */
-	}
-	ea = lookup_m(a);
-	eb = lookup_m(b);
+	guests_lookup_m(c, &ea, &eb);
 	node = ea.eo.nodeid;
 	idx = eb.ev.version_index;
 	assert_int_not_equal(idx, 0);
