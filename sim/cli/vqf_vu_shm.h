@@ -35,6 +35,8 @@ struct vqf_vu_port {
 
 struct vqf_vu_shm {
 	unsigned long long dax_window;	/* 0: none */
+	/* --dax-inode-min: FUSE_ATTR_DAX from this size (0: off) */
+	unsigned long long dax_inode_min;
 	bool version_table;
 	/*
 	 * --ver-hostile N (tests): while SHARED/.vqf-hostile exists, every
@@ -74,6 +76,7 @@ struct vqf_vu_shm {
 /* Flags and numbers for the option tables of vqf_cli_walk(). */
 #define VQF_VU_SHM_FLAGS	"--version-table"
 #define VQF_VU_SHM_NUM		{ "--dax-window", true, 4096, 64ull << 30 }, \
+				{ "--dax-inode-min", true, 1, 1ull << 62 }, \
 				{ "--ver-hostile", false, 1, 1000000 }, \
 				{ "--guests", false, 1, VQF_VU_GUESTS_MAX }
 

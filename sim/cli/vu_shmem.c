@@ -24,6 +24,10 @@ int vqf_vu_shm_opt(struct vqf_vu_shm *s, const char *name,
 		s->dax_window = *num;
 		return 1;
 	}
+	if (num && !strcmp(name, "--dax-inode-min")) {
+		s->dax_inode_min = *num;
+		return 1;
+	}
 	if (num && !strcmp(name, "--guests")) {
 		s->guests = (unsigned int)*num;
 		/* Several guests see each other's changes through the table */
@@ -44,6 +48,8 @@ int vqf_vu_shm_check(const struct vqf_vu_shm *s, bool passthrough_ll)
 	if (s->dax_window & (s->dax_window - 1))
 		return vqf_cli_bad_usage("--dax-window: %llu is not a power "
 					 "of two", s->dax_window);
+	if (s->dax_inode_min && !s->dax_window)
+		return vqf_cli_bad_usage("--dax-inode-min: needs --dax-window");
 	if (s->dax_window && passthrough_ll)
 		return vqf_cli_bad_usage("--dax-window: not with "
 					 "passthrough_ll (no access to its "
@@ -184,6 +190,7 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 		vc->dax_window = s->dax_window;
 		vc->dax_ops = &vu_dax_ops;
 		vc->dax_ctx = pt;
+		vc->dax_inode_min = s->dax_inode_min;
 	}
 	if (!s->version_table)
 		return 0;
@@ -308,7 +315,8 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 	fprintf(f, "%s: dax: %llu setups (%llu by nodeid, %llu "
 		"replaced), %llu remove batches (%llu mappings), %llu "
 		"refused, %llu bad fh, %llu map errors, %llu resets, "
-		"%llu ranges mapped again at a size change (%llu failed)\n",
+		"%llu ranges mapped again at a size change (%llu failed), "
+		"%llu attributes marked DAX\n",
 		vqf_cli_prog, (unsigned long long)d->dax_setups,
 		(unsigned long long)d->dax_by_nodeid,
 		(unsigned long long)d->dax.replaced,
@@ -319,7 +327,8 @@ void vqf_vu_shm_print(const struct vqf_vu_shm *s, struct vqf_vhost *vh,
 		(unsigned long long)d->dax_mmap_errors,
 		(unsigned long long)d->dax_resets,
 		(unsigned long long)d->dax_eof_remaps,
-		(unsigned long long)d->dax_eof_errors);
+		(unsigned long long)d->dax_eof_errors,
+		(unsigned long long)d->dax_inode_marked);
 }
 
 void vqf_vu_shm_free(struct vqf_vu_shm *s)

@@ -152,6 +152,11 @@ struct vqf_fsdev {
 	bool dax_on;			/* a window (cfg.dax_window) */
 	bool dax_remote;		/* ...behind dax_ops->map/unmap */
 	bool dax_off;			/* vqf_fsdev_set_dax() (atomic) */
+	/* The guest mounted dax=inode and cfg.dax_inode_min is set: its
+	 * files' attributes carry FUSE_ATTR_DAX by the daemon's policy
+	 * (atomic: set at INIT, read by every reply).
+	 */
+	bool dax_inode;
 	u8 *dax_base;			/* the local window, or NULL */
 	struct vqf_dax_dev_map dax_map;	/* (dax_lock) */
 	struct vqf_dax_dev_mapping *dax_slots;
@@ -197,6 +202,9 @@ void *fsdev_worker_main(void *arg);
 int fsdev_dax_init(struct vqf_fsdev *d, u64 size, bool remote);
 void fsdev_dax_reset(struct vqf_fsdev *d);
 void fsdev_dax_fini(struct vqf_fsdev *d);
+/* The daemon's dax=inode policy on a reply, in place (fsdev_dax.c). */
+void fsdev_dax_inode_reply(struct vqf_fsdev *d, const struct fsreq *r,
+			   const struct iovec *iov, int iovcnt, size_t len);
 bool fsdev_dax_serve(struct vqf_fsdev *d, struct fsreq *r);
 
 /* fsdev_fault.c */

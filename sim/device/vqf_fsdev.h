@@ -202,6 +202,15 @@ struct vqf_fsdev_cfg {
 	 */
 	void (*dax_writable)(void *ctx, u64 nodeid, int delta);
 	void *dax_writable_ctx;
+	/*
+	 * @dax_inode_min (with a window; 0: off): for a guest that mounts
+	 * dax=inode (FUSE_HAS_INODE_DAX at INIT), every regular file of at
+	 * least this many bytes is marked FUSE_ATTR_DAX in the attributes
+	 * the replies hand out, so its data goes through the window; smaller
+	 * files, and every file of a guest that did not ask, through
+	 * READ/WRITE.  The kernel's own virtiofs honours it (5.17+).
+	 */
+	u64 dax_inode_min;
 	struct vqf_backend *be;		/* serves the requests */
 	/*
 	 * Serves the requests instead of @be when set (one of the two is
@@ -266,6 +275,7 @@ struct vqf_fsdev_stats {
 	 */
 	u64 dax_eof_remaps;
 	u64 dax_eof_errors;
+	u64 dax_inode_marked;	/* attributes given FUSE_ATTR_DAX */
 	struct vqf_dax_dev_stats dax;	/* lib's per-reason counters */
 	/* The guard: what it refused, rewrote and holds (vqf_guard.h).
 	 * A refused request is also in replies or no_reply.

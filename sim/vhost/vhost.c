@@ -1348,6 +1348,7 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 		dc.dax_ctx = vh;
 		dc.dax_writable = vh->cfg.dax_writable;
 		dc.dax_writable_ctx = vh->cfg.dax_writable_ctx;
+		dc.dax_inode_min = vh->cfg.dax_inode_min;
 	}
 	ret = vqf_fsdev_new(&dc, &vh->mem, &vh->dev);
 	if (ret) {

@@ -213,9 +213,10 @@ struct vqf_vhost_cfg {
 	u64 dax_window;
 	const struct vqf_fsdev_dax_ops *dax_ops;
 	void *dax_ctx;
-	/* Passed to the device (vqf_fsdev_cfg.dax_writable). */
+	/* Passed to the device (vqf_fsdev_cfg.dax_writable, .dax_inode_min). */
 	void (*dax_writable)(void *ctx, u64 nodeid, int delta);
 	void *dax_writable_ctx;
+	u64 dax_inode_min;
 	/*
 	 * Shared memory region 1: the version table, @ver_table_size bytes
 	 * (0: none) of @ver_table_fd, a read-only descriptor the caller keeps

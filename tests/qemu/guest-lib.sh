@@ -165,6 +165,44 @@ vqf_dax_reclaim()
 	return $rc
 }
 
+# vqf_dax_inode: the daemon's --dax-inode-min policy through the kernel's
+# own virtiofs.  Mounted -o dax=inode (and with no dax option: the same
+# default), the 8 MiB big.bin is read through the window (none of it in
+# this guest's page cache afterwards) and the 4 KiB small.bin through
+# FUSE READ (in the page cache); mounted -o dax=never, big.bin is in the
+# page cache too.  A fresh mount each time: the kernel decides DAX when
+# it first sees the inode.
+vqf_dax_inode()
+{
+	echo "VQF-BEGIN dax-inode"
+	rc=0
+	for o in dax=inode '' dax=never; do
+		VQF_MOUNT_OPTS=$o
+		if ! vqf_fs_load virtiofs || ! vqf_mount virtiofs; then
+			echo "# mount with '$o' failed"
+			rc=1
+			continue
+		fi
+		for f in big.bin small.bin; do
+			out=$(vqf-cohere readfile "$MNT/$f") || rc=1
+			in=$(echo " $out " | sed -n 's/.* incore=\([0-9]*\) .*/\1/p')
+			want=some
+			[ $f = big.bin ] && [ "$o" != dax=never ] && want=0
+			echo "# '$o' $f: $out (page cache: want $want)"
+			case $want:${in:-x} in
+			0:0) ;;
+			some:0|*:x) rc=1 ;;
+			0:*) rc=1 ;;
+			esac
+		done
+		umount "$MNT" || rc=1
+		vqf_fs_unload virtiofs || rc=1
+	done
+	VQF_MOUNT_OPTS=
+	echo "VQF-END dax-inode rc=$rc"
+	return $rc
+}
+
 # vqf_dax_hostile FILE: the guest sees a window larger than the daemon's
 # (QEMU's cache-size), so the driver asks SETUPMAPPING for ranges the
 # daemon must refuse.  Reading FILE (larger than the daemon's window) must

@@ -161,7 +161,7 @@ kill-vqfuse)
 	need_ko vqfuse.ko
 	script='vqf_kill_scenario vqfuse 1'
 	labels='kill-vqfuse' ;;
-dax|dax-reclaim|dax-hostile)
+dax|dax-reclaim|dax-hostile|dax-inode)
 	[ -n "${VQF_QEMU:-}" ] ||
 		vqf_die "$mode needs VQF_QEMU, the patched QEMU (scripts/build-qemu.sh)"
 	VQF_DAEMON=sim
@@ -179,6 +179,12 @@ dax|dax-reclaim|dax-hostile)
 		VQF_QEMU_DEVOPTS=",cache-size=32M"
 		script='vqf_dax_hostile big.bin'
 		labels='dax-hostile virtiofs-1' ;;
+	dax-inode)
+		# the daemon marks files of 512 KiB and more (lib's small-file
+		# bound for 2 MiB ranges); the guest's default dax=inode obeys
+		VQF_SIM_ARGS="--dax-window 16M --dax-inode-min 512K"
+		script='vqf_dax_inode'
+		labels='dax-inode' ;;
 	esac ;;
 *)
 	vqf_die "unknown mode $mode" ;;
@@ -196,6 +202,9 @@ vqf_add_run_script "$W" "$script"
 case $mode in
 dax-reclaim|dax-hostile)
 	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/big.bin" 64 || exit 1 ;;
+dax-inode)
+	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/big.bin" 8 || exit 1
+	head -c 4096 /dev/urandom >"$W/shared/small.bin" || exit 1 ;;
 vqfuse-daxauto)
 	# vqf_dax_auto's files: 12 small ones, w1 to overwrite, big.bin 4x the
 	# window, and what they hold
@@ -428,6 +437,14 @@ dax*)
 	dax-hostile)
 		[ "${refused:-0}" -gt 0 ] ||
 			flag "the daemon refused no SETUPMAPPING past its window" ;;
+	dax-inode)
+		# small.bin and the dax=never mount read by FUSE READ; the
+		# files marked (LOOKUP of big.bin in two mounts, at least)
+		[ "${reads:-0}" -gt 0 ] ||
+			flag "no FUSE_READ: small files went through the window"
+		grep -q ', [2-9][0-9]* attributes marked DAX$\|, [1-9][0-9][0-9]* attributes marked DAX$' \
+			"$W/virtiofsd.log" ||
+			flag "the daemon marked fewer than 2 files DAX" ;;
 	*)
 		[ "${removes:-0}" -gt 0 ] || flag "the daemon unmapped nothing"
 		[ "${refused:-0}" = 0 ] || flag "the daemon refused mappings"

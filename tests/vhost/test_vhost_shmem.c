@@ -2656,6 +2656,106 @@ static void test_cli_guests_dax_writable(void **state)
 			 strstr(lg, "windows:") ? strstr(lg, "windows:") : lg);
 }
 
+/* ---- --dax-inode-min: FUSE_ATTR_DAX for the guests that mount dax=inode */
+
+static int setup_cli_dax_inode(void **state)
+{
+	static const char *const extra[] = {
+		"--guests", "2", "--dax-window", "1M", "--dax-inode-min", "8K",
+		NULL,
+	};
+
+	return cli_setup(state, extra, 2);
+}
+
+/* INIT asking for the table and, with @inode_dax, FUSE_HAS_INODE_DAX. */
+static u32 fuse_init_flags2(struct fe *f, bool inode_dax)
+{
+	struct fuse_init_in ii = {
+		.major = FUSE_KERNEL_VERSION, .minor = 36,
+		.max_readahead = 65536, .flags = FUSE_INIT_EXT,
+		.flags2 = VQF_FUSE_INIT_SHARED_VERSION |
+			  (inode_dax ? FUSE_HAS_INODE_DAX >> 32 : 0),
+	};
+	struct fuse_init_out io;
+
+	memset(&io, 0, sizeof(io));
+	assert_int_equal(fuse_call(f, 1, FUSE_INIT, 0, &ii, sizeof(ii), &io,
+				   sizeof(io)).error, 0);
+	return io.flags2;
+}
+
+static u32 lookup_flags(struct fe *f, const char *name)
+{
+	struct entry_ver r;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(fuse_call(f, 1, FUSE_LOOKUP, 1, name,
+				   strlen(name) + 1, &r, sizeof(r)).error, 0);
+	return r.eo.attr.flags;
+}
+
+/*
+ * `--dax-inode-min 8K`: guest A mounts dax=inode (FUSE_HAS_INODE_DAX at
+ * INIT), B does not.  A's INIT reply says the daemon marks files; B's
+ * does not.  A's LOOKUP and GETATTR of the 64 KiB file carry
+ * FUSE_ATTR_DAX, its LOOKUP of a 100-byte file and of the directory do
+ * not; B's LOOKUP of the big file does not either.  A's `dax:` line
+ * counts 2 marked, B's none.  With the policy taken out of the device,
+ * A's LOOKUP has no flag and the case fails.
+ */
+static void test_cli_dax_inode(void **state)
+{
+	struct cli *c = *state;
+	struct fuse_getattr_in gi = { 0 };
+	struct fuse_attr_out ao;
+	struct entry_ver em;
+	char p[160], lg[8192];
+	const char *da, *db;
+	struct fe *a, *b;
+	FILE *fp;
+
+	if (!c)
+		skip();
+	a = c->g[0];
+	b = c->g[1];
+	path_in(c, "shared/small", p, sizeof(p));
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fprintf(fp, "%0100d", 7);
+	fclose(fp);
+	path_in(c, "shared/dir", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	rings_create(a, NULL);
+	handshake(a, 0);
+	rings_create(b, NULL);
+	handshake(b, 0);
+	assert_true(fuse_init_flags2(a, true) & (FUSE_HAS_INODE_DAX >> 32));
+	assert_false(fuse_init_flags2(b, false) &
+		     (FUSE_HAS_INODE_DAX >> 32));
+	assert_true(lookup_flags(a, "m") & FUSE_ATTR_DAX);
+	assert_false(lookup_flags(a, "small") & FUSE_ATTR_DAX);
+	assert_false(lookup_flags(a, "dir") & FUSE_ATTR_DAX);
+	assert_false(lookup_flags(b, "m") & FUSE_ATTR_DAX);
+	memset(&em, 0, sizeof(em));
+	assert_int_equal(fuse_call(a, 1, FUSE_LOOKUP, 1, "m", 2, &em,
+				   sizeof(em)).error, 0);
+	assert_int_equal(fuse_call(a, 1, FUSE_GETATTR, em.eo.nodeid, &gi,
+				   sizeof(gi), &ao, sizeof(ao)).error, 0);
+	assert_true(ao.attr.flags & FUSE_ATTR_DAX);
+
+	fe_cli_close(a);
+	fe_cli_close(b);
+	c->g[0] = c->g[1] = NULL;
+	assert_int_equal(daemon_wait(&c->pid), 0);
+	daemon_log(c->dir, lg, sizeof(lg));
+	da = guest_dax_line(lg, 0);
+	db = guest_dax_line(lg, 1);
+	if (!strstr(da, "(0 failed), 3 attributes marked DAX\n") ||
+	    !strstr(db, "(0 failed), 0 attributes marked DAX\n"))
+		fail_msg("daemon log: %s", da);
+}
+
 /*
  * The daemon with a guest's SETUPMAPPING on the channel that the
  * front-end never answers, then a SIGTERM (or a hang-up): it exits,
@@ -2759,6 +2859,9 @@ int main(int argc, char **argv)
 						teardown_cli),
 		cmocka_unit_test_setup_teardown(test_cli_guests_dax_writable,
 						setup_cli_guests_dax,
+						teardown_cli),
+		cmocka_unit_test_setup_teardown(test_cli_dax_inode,
+						setup_cli_dax_inode,
 						teardown_cli),
 		cmocka_unit_test_setup_teardown(test_cli_guests, setup_cli,
 						teardown_cli),
