@@ -11,6 +11,9 @@
 #                 (fs/fuse 0007: lib's policy maps a range or sends READ/
 #                 WRITE; lib's range management, where virtiofs+dax runs
 #                 on upstream's dax.c)
+#   virtiofs+inode the same boot, daemon and file, the in-tree virtiofs
+#                 -o dax=inode: the daemon's --dax-inode-min 512K marks the
+#                 big file DAX and the smallfile files not
 #   virtiofs-vqf  the same boot, daemon and file, -o dax=never on the
 #                 patched fuse.ko: what virtiofs+auto is without DAX, so
 #                 auto/vqf is the policy's own effect, with no other
@@ -47,7 +50,7 @@ bench_dax()
 	: >"$W/console.txt"
 	for boot in dax 9p; do
 		case $boot in
-		dax) fss="virtiofs+dax virtiofs+auto virtiofs-vqf virtiofs" ;;
+		dax) fss="virtiofs+dax virtiofs+auto virtiofs+inode virtiofs-vqf virtiofs" ;;
 		9p) fss="9p" ;;
 		esac
 		script="r=1
@@ -58,6 +61,7 @@ while [ \$r -le $rounds ]; do
 		virtiofs+dax) VQF_MOUNT_OPTS=dax=always; m=virtiofs ;;
 		virtiofs+auto) VQF_MOUNT_OPTS=dax=auto; m=virtiofs-vqf ;;
 		virtiofs-vqf) VQF_MOUNT_OPTS=dax=never; m=virtiofs-vqf ;;
+		virtiofs+inode) VQF_MOUNT_OPTS=dax=inode; m=virtiofs ;;
 		virtiofs) VQF_MOUNT_OPTS=dax=never; m=virtiofs ;;
 		*) m=\$fs ;;
 		esac
@@ -78,7 +82,7 @@ done"
 		vqf_add_run_script "$B" "$script"
 		if [ $boot = dax ]; then
 			VQF_QEMU=$patched VQF_DAEMON=sim \
-			VQF_SIM_ARGS="--dax-window ${VQF_BENCH_WINDOW:-512M}"
+			VQF_SIM_ARGS="--dax-window ${VQF_BENCH_WINDOW:-512M} --dax-inode-min 512K"
 			export VQF_QEMU VQF_DAEMON VQF_SIM_ARGS
 			ninep=
 		else
@@ -132,23 +136,24 @@ function mrat(f, g, m,    r, n, a) {
 /^BENCH psync-/ { split($5, v, "="); x[fs, $2, rd] = v[2]; next }
 /^BENCH smallfile / { split($6, v, "="); x[fs, $3, rd] = v[2] }
 END {
-	nf = split("virtiofs+dax virtiofs+auto virtiofs-vqf virtiofs 9p", f, " ")
+	nf = split("virtiofs+dax virtiofs+auto virtiofs+inode virtiofs-vqf virtiofs 9p", f, " ")
 	nm = split("psync-seq psync-rand create stat read append rename delete all", m, " ")
 	printf "%-16s", "figure"
-	for (i = 1; i <= nf; i++) printf " %13s", f[i]
-	printf " %9s %9s %9s %9s\n", "dax/vfs", "auto/vfs", "auto/vqf",
-		"dax/9p"
+	for (i = 1; i <= nf; i++) printf " %14s", f[i]
+	printf " %9s %9s %9s %10s %9s\n", "dax/vfs", "auto/vfs", "auto/vqf",
+		"inode/vfs", "dax/9p"
 	for (j = 1; j <= nm; j++) {
 		unit = (m[j] ~ /^psync/) ? "MB/s" : "ops/s"
 		printf "%-16s", m[j] " " unit
-		for (i = 1; i <= nf; i++) printf " %13.1f", mfig(f[i], m[j])
-		printf " %8.2fx %8.2fx %8.2fx %8.2fx\n",
+		for (i = 1; i <= nf; i++) printf " %14.1f", mfig(f[i], m[j])
+		printf " %8.2fx %8.2fx %8.2fx %9.2fx %8.2fx\n",
 			mrat("virtiofs+dax", "virtiofs", m[j]),
 			mrat("virtiofs+auto", "virtiofs", m[j]),
 			mrat("virtiofs+auto", "virtiofs-vqf", m[j]),
+			mrat("virtiofs+inode", "virtiofs", m[j]),
 			mrat("virtiofs+dax", "9p", m[j])
 	}
-	printf "(medians of %d rounds; auto/vqf: dax=auto against dax=never on the same patched fuse.ko)\n", nr
+	printf "(medians of %d rounds; auto/vqf: dax=auto against dax=never on the same patched fuse.ko; inode/vfs: the in-tree dax=inode with the daemon marking files of 512 KiB+, against the in-tree dax=never)\n", nr
 }' "$W/console.txt" | tee "$W/table.txt"
 	rm -rf "$W/shared" "$W/dax/initramfs" "$W/9p/initramfs"
 }
