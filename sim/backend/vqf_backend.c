@@ -741,13 +741,15 @@ struct fuse_session *vqf_backend_session(struct vqf_backend *be)
 	return be->se;
 }
 
-size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
-		      int iovcnt, size_t skip)
+/* Copies between @buf and the iovec's bytes [@skip, @skip + @len). */
+static size_t iov_copy(void *buf, size_t len, const struct iovec *iov,
+		       int iovcnt, size_t skip, bool out)
 {
 	size_t k = 0;
 	int i;
 
 	for (i = 0; i < iovcnt && k < len; i++) {
+		char *p = (char *)iov[i].iov_base;
 		size_t n = iov[i].iov_len;
 
 		if (skip >= n) {
@@ -757,12 +759,26 @@ size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
 		n -= skip;
 		if (n > len - k)
 			n = len - k;
-		memcpy((char *)dst + k, (const char *)iov[i].iov_base + skip,
-		       n);
+		if (out)
+			memcpy((char *)buf + k, p + skip, n);
+		else
+			memcpy(p + skip, (char *)buf + k, n);
 		k += n;
 		skip = 0;
 	}
 	return k;
+}
+
+size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
+		      int iovcnt, size_t skip)
+{
+	return iov_copy(dst, len, iov, iovcnt, skip, true);
+}
+
+size_t vqf_iov_scatter(const void *src, size_t len, const struct iovec *iov,
+		       int iovcnt, size_t skip)
+{
+	return iov_copy((void *)src, len, iov, iovcnt, skip, false);
 }
 
 bool vqf_backend_hostile_safe(const struct vqf_backend *be)

@@ -194,6 +194,12 @@ size_t vqf_backend_inflight(struct vqf_backend *be);
  */
 size_t vqf_iov_gather(void *dst, size_t len, const struct iovec *iov,
 		      int iovcnt, size_t skip);
+/*
+ * The other way: @len bytes of @src over the iovec from byte @skip on;
+ * returns how many fitted.  For whoever rewrites a reply in place.
+ */
+size_t vqf_iov_scatter(const void *src, size_t len, const struct iovec *iov,
+		       int iovcnt, size_t skip);
 
 /* Copies a consistent snapshot of the counters. */
 void vqf_backend_get_stats(struct vqf_backend *be,

@@ -6,6 +6,7 @@
  * See vqf_fsdev.h; threads, locks and shared state: fsdev_int.h.
  */
 #include "fsdev_int.h"
+#include "vqf_dirent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -498,126 +499,110 @@ bool fsdev_dax_serve(struct vqf_fsdev *d, struct fsreq *r)
 
 /* ---- dax=inode: the daemon marks the files that go through the window */
 
-/*
- * The bytes [@off, @off + @n) of a reply spread over @iov: copied out
- * (@in) or back (!@in).  false when the reply is shorter.
- */
-static bool iov_span(const struct iovec *iov, int iovcnt, size_t off,
-		     void *buf, size_t n, bool in)
-{
-	u8 *b = buf;
-	int i;
-
-	for (i = 0; i < iovcnt && n; i++) {
-		size_t l = iov[i].iov_len, k;
-		u8 *p = iov[i].iov_base;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		k = l - off < n ? l - off : n;
-		if (in)
-			memcpy(b, p + off, k);
-		else
-			memcpy(p + off, b, k);
-		b += k;
-		n -= k;
-		off = 0;
-	}
-	return !n;
-}
-
-/* The policy on the struct fuse_attr at @off: true when it was marked. */
+/* The policy on the struct fuse_attr at byte @off: true when marked. */
 static bool mark_attr(struct vqf_fsdev *d, const struct iovec *iov,
 		      int iovcnt, size_t off)
 {
 	struct fuse_attr a;
 
-	if (!iov_span(iov, iovcnt, off, &a, sizeof(a), true))
-		return false;
-	if (!S_ISREG(a.mode) || a.size < d->cfg.dax_inode_min ||
+	if (vqf_iov_gather(&a, sizeof(a), iov, iovcnt, off) != sizeof(a) ||
+	    !S_ISREG(a.mode) || a.size < d->cfg.dax_inode_min ||
 	    (a.flags & FUSE_ATTR_DAX))
 		return false;
 	a.flags |= FUSE_ATTR_DAX;
-	return iov_span(iov, iovcnt, off, &a, sizeof(a), false);
+	return vqf_iov_scatter(&a.flags, sizeof(a.flags), iov, iovcnt,
+			       off + offsetof(struct fuse_attr, flags)) ==
+	       sizeof(a.flags);
 }
 
-/* READDIRPLUS: every entry's attributes (@end: the reply's bytes). */
+/*
+ * READDIRPLUS: every record lib's parser frames, from byte @off on (@len:
+ * the reply's bytes).  The payload is walked in a copy, the marks made in
+ * the reply; a record the parser refuses ends the walk.
+ */
 static u64 mark_direntplus(struct vqf_fsdev *d, const struct iovec *iov,
-			   int iovcnt, size_t off, size_t end)
+			   int iovcnt, size_t off, size_t len)
 {
-	struct fuse_direntplus e;
-	u64 n = 0;
+	u32 n = (u32)(len - off), pos = 0, at;
+	struct vqf_dirent e;
+	u64 marked = 0;
+	u8 *buf;
 
-	while (off + FUSE_NAME_OFFSET_DIRENTPLUS <= end &&
-	       iov_span(iov, iovcnt, off, &e, FUSE_NAME_OFFSET_DIRENTPLUS,
-			true)) {
-		size_t sz = FUSE_DIRENTPLUS_SIZE(&e);
-
-		if (!e.dirent.namelen || off + sz > end)
-			break;
-		if (e.entry_out.nodeid &&
-		    mark_attr(d, iov, iovcnt,
-			      off + offsetof(struct fuse_direntplus,
-					     entry_out.attr)))
-			n++;
-		off += sz;
+	buf = malloc(n);
+	if (!buf || vqf_iov_gather(buf, n, iov, iovcnt, off) != n) {
+		free(buf);
+		return 0;
 	}
-	return n;
+	for (at = 0; vqf_dirent_next(buf, n, true, &pos, &e) == 1; at = pos)
+		if (e.entry.nodeid &&
+		    mark_attr(d, iov, iovcnt,
+			      off + at + offsetof(struct fuse_direntplus,
+						  entry_out.attr)))
+			marked++;
+	free(buf);
+	return marked;
 }
 
-void fsdev_dax_inode_reply(struct vqf_fsdev *d, const struct fsreq *r,
+/* INIT: the guest that asked for dax=inode is told the daemon marks. */
+static void dax_inode_init(struct vqf_fsdev *d, const struct fsreq *r,
 			   const struct iovec *iov, int iovcnt, size_t len)
 {
 	const size_t oh = sizeof(struct fuse_out_header);
-	struct fuse_out_header h;
-	u64 n = 0;
+	const struct fuse_init_in *in = &r->dreq.arg.init;
+	struct fuse_init_out out;
+	bool on = false;
 
-	if (!d->dax_on || !d->cfg.dax_inode_min || len <= oh ||
-	    !iov_span(iov, iovcnt, 0, &h, sizeof(h), true) || h.error)
-		return;
-	switch (r->dreq.in.opcode) {
-	case FUSE_INIT: {
-		const struct fuse_init_in *in = &r->dreq.arg.init;
-		struct fuse_init_out out;
-		bool asked = r->dreq.arg_size >= sizeof(*in) &&
-			     (in->flags & FUSE_INIT_EXT) &&
-			     (in->flags2 & (FUSE_HAS_INODE_DAX >> 32));
-
-		/* Only the guest that asked; the reply says so. */
-		__atomic_store_n(&d->dax_inode, false, __ATOMIC_RELEASE);
-		if (!asked || len < oh + sizeof(out) ||
-		    !iov_span(iov, iovcnt, oh, &out, sizeof(out), true))
-			return;
+	if (r->dreq.arg_size >= sizeof(*in) && (in->flags & FUSE_INIT_EXT) &&
+	    (in->flags2 & (FUSE_HAS_INODE_DAX >> 32)) &&
+	    len >= oh + sizeof(out) &&
+	    vqf_iov_gather(&out, sizeof(out), iov, iovcnt, oh) ==
+	    sizeof(out)) {
 		out.flags |= FUSE_INIT_EXT;
 		out.flags2 |= FUSE_HAS_INODE_DAX >> 32;
-		if (iov_span(iov, iovcnt, oh, &out, sizeof(out), false))
-			__atomic_store_n(&d->dax_inode, true,
-					 __ATOMIC_RELEASE);
+		on = vqf_iov_scatter(&out, sizeof(out), iov, iovcnt, oh) ==
+		     sizeof(out);
+	}
+	/* A re-INIT starts again: only the session that asked. */
+	__atomic_store_n(&d->dax_inode, on, __ATOMIC_RELEASE);
+}
+
+void fsdev_dax_inode_reply(struct vqf_fsdev *d, const struct fsreq *r,
+			   int error, const struct iovec *iov, int iovcnt,
+			   size_t len)
+{
+	const size_t oh = sizeof(struct fuse_out_header);
+	size_t attr;
+	u64 n;
+
+	if (!d->dax_on || !d->cfg.dax_inode_min || error || len <= oh)
+		return;
+	if (r->dreq.in.opcode == FUSE_INIT) {
+		dax_inode_init(d, r, iov, iovcnt, len);
 		return;
 	}
+	if (!__atomic_load_n(&d->dax_inode, __ATOMIC_ACQUIRE))
+		return;
+	switch (r->dreq.in.opcode) {
 	case FUSE_GETATTR:
 	case FUSE_SETATTR:
-		if (__atomic_load_n(&d->dax_inode, __ATOMIC_ACQUIRE))
-			n = mark_attr(d, iov, iovcnt,
-				      oh + offsetof(struct fuse_attr_out,
-						    attr));
+		attr = offsetof(struct fuse_attr_out, attr);
 		break;
+	/* The entry replies that can name a regular file. */
 	case FUSE_LOOKUP:
 	case FUSE_CREATE:
 	case FUSE_MKNOD:
 	case FUSE_LINK:
-		if (__atomic_load_n(&d->dax_inode, __ATOMIC_ACQUIRE))
-			n = mark_attr(d, iov, iovcnt,
-				      oh + offsetof(struct fuse_entry_out,
-						    attr));
+	case FUSE_TMPFILE:
+		attr = offsetof(struct fuse_entry_out, attr);
 		break;
 	case FUSE_READDIRPLUS:
-		if (__atomic_load_n(&d->dax_inode, __ATOMIC_ACQUIRE))
-			n = mark_direntplus(d, iov, iovcnt, oh, len);
-		break;
+		n = mark_direntplus(d, iov, iovcnt, oh, len);
+		goto count;
+	default:
+		return;
 	}
+	n = mark_attr(d, iov, iovcnt, oh + attr);
+count:
 	if (n)
 		STAT_ADD(d, dax_inode_marked, n);
 }

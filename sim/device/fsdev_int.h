@@ -204,7 +204,8 @@ void fsdev_dax_reset(struct vqf_fsdev *d);
 void fsdev_dax_fini(struct vqf_fsdev *d);
 /* The daemon's dax=inode policy on a reply, in place (fsdev_dax.c). */
 void fsdev_dax_inode_reply(struct vqf_fsdev *d, const struct fsreq *r,
-			   const struct iovec *iov, int iovcnt, size_t len);
+			   int error, const struct iovec *iov, int iovcnt,
+			   size_t len);
 bool fsdev_dax_serve(struct vqf_fsdev *d, struct fsreq *r);
 
 /* fsdev_fault.c */

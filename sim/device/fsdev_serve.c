@@ -225,7 +225,7 @@ static int reply_cb(void *ctx, const struct iovec *iov, int iovcnt,
 		pc[npc++].len = (u32)(n - skip);
 		skip = 0;
 	}
-	fsdev_dax_inode_reply(d, r, iov, iovcnt, len);
+	fsdev_dax_inode_reply(d, r, oh.error, iov, iovcnt, len);
 	after_reply(d, r, iov, iovcnt, len);
 	ret = pc ? vqf_dev_reply(r->ws, r->nws, r->dreq.in.unique, oh.error,
 				 pc, npc, NULL) : -ENOMEM;
