@@ -155,17 +155,6 @@ static void vu_resized(void *ctx, u64 nodeid, u64 old_size, u64 new_size,
 	pthread_mutex_unlock(&s->vh_lock);
 }
 
-/*
- * A window's writable mappings, for the hub: a file some guest can store
- * into behind the server's back has a slot that proves nothing.
- */
-static void vu_writable(void *ctx, u64 nodeid, int delta)
-{
-	struct vqf_vu_shm *s = ctx;
-
-	vqf_hub_dax_writable(s->hub, nodeid, delta);
-}
-
 void vqf_vu_shm_attach(struct vqf_vu_shm *s, unsigned int i,
 		       struct vqf_vhost *vh)
 {
@@ -207,12 +196,17 @@ int vqf_vu_shm_setup(struct vqf_vu_shm *s, struct vqf_backend *be,
 		s->vh_lock_on = true;
 		hc.resize_hook = vu_resized;
 		hc.resize_ctx = s;
-		vc->dax_writable = vu_writable;
-		vc->dax_writable_ctx = s;
 	}
 	ret = vqf_hub_new(&hc, &s->hub);
 	if (ret)
 		return ret;
+	if (vc->dax_window) {
+		/* A file some guest can store into behind the server's
+		 * back has a slot that proves nothing (the hub's rule).
+		 */
+		vc->dax_writable = vqf_hub_dax_writable;
+		vc->dax_writable_ctx = s->hub;
+	}
 	if (!s->guests)
 		s->guests = 1;
 	s->ports = calloc(s->guests, sizeof(*s->ports));

@@ -1042,8 +1042,9 @@ int vqf_hub_table_fd(struct vqf_hub *h)
 	return fd < 0 ? -errno : fd;
 }
 
-void vqf_hub_dax_writable(struct vqf_hub *h, u64 nodeid, int delta)
+void vqf_hub_dax_writable(void *hub, u64 nodeid, int delta)
 {
+	struct vqf_hub *h = hub;
 	struct hub_node *n;
 
 	pthread_mutex_lock(&h->lock);

@@ -180,9 +180,10 @@ int vqf_hub_sync(struct vqf_hub *h);
  * after every reply that hands out its attributes (GETATTR, LOOKUP,
  * READDIRPLUS), so that every guest asks the server again each time, as
  * with no table.  Any thread, any lock of the caller's (the hub's own is
- * innermost).
+ * innermost).  @hub is a struct vqf_hub: void * so that the function is
+ * vqf_fsdev_cfg.dax_writable itself, as vqf_hub_process() is .serve.
  */
-void vqf_hub_dax_writable(struct vqf_hub *h, u64 nodeid, int delta);
+void vqf_hub_dax_writable(void *hub, u64 nodeid, int delta);
 
 void vqf_hub_get_stats(struct vqf_hub *h, struct vqf_hub_stats *out);
 

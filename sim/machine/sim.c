@@ -94,11 +94,6 @@ static int sim_notify(void *ctx, const struct iovec *iov, int iovcnt,
 	return ret;
 }
 
-static void hub_writable(void *ctx, u64 nodeid, int delta)
-{
-	vqf_hub_dax_writable(ctx, nodeid, delta);
-}
-
 static int hub_serve(void *ctx, void *req, size_t len,
 		     vqf_backend_reply_fn reply, void *rctx)
 {
@@ -239,7 +234,7 @@ static int guest_new(struct vqf_sim *s, unsigned int idx)
 	}
 	if (s->hub && s->pt) {
 		/* Stores through a writable window change files unseen. */
-		dc.dax_writable = hub_writable;
+		dc.dax_writable = vqf_hub_dax_writable;
 		dc.dax_writable_ctx = s->hub;
 	}
 	ret = vqf_fsdev_new(&dc, vqf_gram_gmem(g->ram), &g->dev);
