@@ -55,7 +55,9 @@ int vqf_cli_check_machine(unsigned int queue_size,
  * usage status after a message.
  */
 int vqf_cli_parse_dax(const char *val, bool *dax, bool *dax_always);
-/* --dax[=MODE] [--dax-window W] into @sc (W 0: 64 MiB). */
+/* The window --dax gets without --dax-window. */
+#define VQF_CLI_DAX_WINDOW_DEFAULT	(64ull << 20)
+/* --dax[=MODE] [--dax-window W] into @sc (W 0: the default). */
 void vqf_cli_dax_cfg(struct vqf_sim_cfg *sc, bool dax, bool dax_always,
 		     unsigned long long dax_window);
 /* The DAX mode a JSON report names: "off", "auto" or "always". */

@@ -524,8 +524,8 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 		printf(",\n  \"dax_window\": null,\n");
 	else
 		printf(",\n  \"dax_window\": %llu,\n",
-		       o->dax ? (o->dax_window ? o->dax_window : 64ull << 20) :
-		       0ull);
+		       !o->dax ? 0ull : o->dax_window ? o->dax_window :
+		       VQF_CLI_DAX_WINDOW_DEFAULT);
 }
 
 /* A mode's identity, its outcome and its phases, at @ind spaces. */

@@ -53,6 +53,11 @@ expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
 	--dax-window 1K
 expect_usage "--dax-window" --socket "$S" --shared "$T/shared" \
 	--dax-window 2M --backend passthrough_ll
+# the per-file policy needs a window to send files to, and a size
+expect_usage "--dax-inode-min: needs --dax-window" --socket "$S" \
+	--shared "$T/shared" --dax-inode-min 512K
+expect_usage "--dax-inode-min" --socket "$S" --shared "$T/shared" \
+	--dax-window 2M --dax-inode-min 0
 expect_usage "--version-table" --socket "$S" --shared "$T/shared" \
 	--version-table=1
 expect_usage "--trust-guest" --socket "$S" --shared "$T/shared" \
