@@ -38,6 +38,11 @@ static void dl_add_tail(struct vqf_dax_link *e, struct vqf_dax_link *h)
 	h->prev = e;
 }
 
+static void dl_add_head(struct vqf_dax_link *e, struct vqf_dax_link *h)
+{
+	dl_add_tail(e, h->next);
+}
+
 static void dl_move_tail(struct vqf_dax_link *e, struct vqf_dax_link *h)
 {
 	dl_del(e);
@@ -203,8 +208,10 @@ int vqf_dax_window_init(struct vqf_dax_window *w,
 			   VQF_DAX_RECLAIM_CHUNK_DEFAULT;
 	w->direct_retries = cfg->direct_retries ? cfg->direct_retries :
 			    VQF_DAX_DIRECT_RETRIES_DEFAULT;
+	w->stale_max = cfg->stale_max < n ? cfg->stale_max : (u32)n;
 	vqf_dax_policy_default(&w->policy, rsize);
 	dl_init(&w->free_list);
+	dl_init(&w->stale_list);
 	dl_init(&w->busy_list);
 	for (i = 0; i < n; i++) {
 		struct vqf_dax_range *r = &ranges[i];
@@ -399,13 +406,23 @@ static void dax_kick_if_low_locked(struct vqf_dax_window *w,
 		w->ops->kick_reclaim(w, delay_ms);
 }
 
-/* FREE -> DETACHED; NULL if none.  Falling low kicks the worker. */
+/*
+ * FREE -> DETACHED; NULL if none.  Falling low kicks the worker.  The
+ * oldest stale range first (DEFERRED TEARDOWN): its SETUPMAPPING replaces
+ * a host mapping that would otherwise wait for a REMOVEMAPPING; it stays
+ * stale (and counted) until that SETUPMAPPING went through.
+ */
 static struct vqf_dax_range *dax_take_free_locked(struct vqf_dax_window *w)
 {
+	struct vqf_dax_link *head = &w->free_list;
 	struct vqf_dax_range *r = NULL;
 
-	if (!dl_empty(&w->free_list)) {
-		r = link_range(w->free_list.next);
+	if (!dl_empty(&w->stale_list)) {
+		head = &w->stale_list;
+		w->nr_stale_free--;
+	}
+	if (!dl_empty(head)) {
+		r = link_range(head->next);
 		dl_del(&r->link);
 		r->state = VQF_DAX_DETACHED;
 		WRITE_ONCE(w->nr_free, w->nr_free - 1);
@@ -414,7 +431,11 @@ static struct vqf_dax_range *dax_take_free_locked(struct vqf_dax_window *w)
 	return r;
 }
 
-/* DETACHED -> FREE, waking a waiter. */
+/*
+ * DETACHED -> FREE, waking a waiter.  A stale range (a SETUPMAPPING meant
+ * to replace it failed or lost a race) goes back to the head of the stale
+ * list, where it was the oldest.
+ */
 static void dax_put_free_locked(struct vqf_dax_window *w,
 				struct vqf_dax_range *r)
 {
@@ -423,7 +444,12 @@ static void dax_put_free_locked(struct vqf_dax_window *w,
 	r->used = false;
 	r->refcnt = 0;
 	r->state = VQF_DAX_FREE;
-	dl_add_tail(&r->link, &w->free_list);
+	if (r->stale) {
+		dl_add_head(&r->link, &w->stale_list);
+		w->nr_stale_free++;
+	} else {
+		dl_add_tail(&r->link, &w->free_list);
+	}
 	WRITE_ONCE(w->nr_free, w->nr_free + 1);
 	w->ops->wake_free(w);
 }
@@ -438,6 +464,12 @@ static void dax_make_busy_locked(struct vqf_dax_window *w,
 	r->state = VQF_DAX_BUSY;
 	dl_add_tail(&r->link, &w->busy_list);
 	w->nr_busy++;
+	/* the SETUPMAPPING just made replaced the stale host mapping */
+	if (r->stale) {
+		r->stale = false;
+		WRITE_ONCE(w->nr_stale, w->nr_stale - 1);
+		w->stats.stale_reused++;
+	}
 	dax_pol_setup_locked(&w->policy, &di->pol);
 	if (di->pol.small)
 		dax_pol_setup_locked(&w->policy, &w->crowd);
@@ -1139,16 +1171,184 @@ long vqf_dax_inode_remove_range(struct vqf_dax_window *w,
 	return ret;
 }
 
+/*
+ * One REMOVEMAPPING of the oldest stale ranges, at most @nr (DEFERRED
+ * TEARDOWN), sent with @di NULL.  They are DETACHED (and still counted
+ * in nr_stale) until the device answered, so nobody sets one up before
+ * it has seen the removal.  Returns the number flushed, 0 if none was on
+ * the stale list, or the send's error (they are freed anyway, unmarked).
+ */
+static long dax_flush_batch(struct vqf_dax_window *w,
+			    struct fuse_removemapping_one *scratch, u32 nr)
+{
+	u64 rsize = vqf_dax_range_size(w);
+	struct fuse_removemapping_in in;
+	struct vqf_dax_range *r;
+	u32 cnt = 0, i;
+	int ret;
+
+	w_lock(w);
+	while (cnt < nr && !dl_empty(&w->stale_list)) {
+		r = link_range(w->stale_list.next);
+		dl_del(&r->link);
+		r->state = VQF_DAX_DETACHED;
+		w->nr_stale_free--;
+		WRITE_ONCE(w->nr_free, w->nr_free - 1);
+		vqf_dax_fill_removemapping_one(&scratch[cnt++], r->moffset,
+					       rsize);
+	}
+	w_unlock(w);
+	if (!cnt)
+		return 0;
+
+	vqf_dax_fill_removemapping_in(&in, cnt);
+	ret = w->ops->send_removemapping(w, NULL, &in, scratch);
+
+	w_lock(w);
+	w->stats.remove_requests++;
+	w->stats.stale_flushes++;
+	if (ret)
+		w->stats.remove_errors++;
+	for (i = 0; i < cnt; i++) {
+		r = &w->ranges[scratch[i].moffset >> w->range_shift];
+		r->stale = false;
+		WRITE_ONCE(w->nr_stale, w->nr_stale - 1);
+		dax_put_free_locked(w, r);
+		w->stats.stale_flushed++;
+	}
+	w_unlock(w);
+	return ret ? (long)ret : (long)cnt;
+}
+
+/*
+ * Flush batches of the oldest stale ranges while more than @keep are
+ * stale; stale ranges being set up are not flushed (their SETUPMAPPING
+ * replaces them).  Returns the number flushed or the first send error.
+ */
+static long dax_flush_to(struct vqf_dax_window *w,
+			 struct fuse_removemapping_one *scratch, u32 nr,
+			 u32 keep)
+{
+	long n, flushed = 0;
+	int first_err = 0;
+	bool more;
+
+	if (nr > VQF_REMOVEMAPPING_MAX)
+		nr = VQF_REMOVEMAPPING_MAX;
+	for (;;) {
+		w_lock(w);
+		more = w->nr_stale > keep && w->nr_stale_free;
+		w_unlock(w);
+		if (!more)
+			break;
+		n = dax_flush_batch(w, scratch, nr);
+		if (n < 0 && !first_err)
+			first_err = (int)n;
+		if (!n)
+			break;
+		flushed += n > 0 ? n : 0;
+	}
+	return first_err ? first_err : flushed;
+}
+
+long vqf_dax_flush_stale(struct vqf_dax_window *w,
+			 struct fuse_removemapping_one *scratch,
+			 u32 nr_scratch)
+{
+	if (!nr_scratch)
+		return -EINVAL;
+	return dax_flush_to(w, scratch, nr_scratch, 0);
+}
+
+/* Left stale at eviction: read-only (see DEFERRED TEARDOWN), unused. */
+static bool dax_may_defer(const struct vqf_dax_range *r)
+{
+	return !r->writable && !r->refcnt;
+}
+
+/*
+ * Eviction's deferral: make room for @di's read-only ranges by flushing
+ * the oldest stale ones if the bound would be exceeded, then leave as
+ * many of them stale as the bound allows (checked per range under W:
+ * other evictions run concurrently).  No inode lock: the caller of
+ * vqf_dax_inode_evict() owns @di's tree.  Returns the ranges left stale;
+ * a flush error in *@err.
+ */
+static long dax_evict_defer(struct vqf_dax_window *w,
+			    struct vqf_dax_inode *di,
+			    struct fuse_removemapping_one *scratch,
+			    u32 nr_scratch, int *err)
+{
+	struct vqf_itree_node *n, *next;
+	struct vqf_dax_range *r;
+	u32 want = 0;
+	long ret, deferred = 0;
+	bool ok;
+
+	w_lock(w);
+	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n))
+		if (dax_may_defer(itn_range(n)) && want < w->stale_max)
+			want++;
+	w_unlock(w);
+	if (!want)
+		return 0;
+	ret = dax_flush_to(w, scratch, nr_scratch, w->stale_max - want);
+	if (ret < 0)
+		*err = (int)ret;
+
+	for (n = vqf_itree_first(&di->tree); n; n = next) {
+		/* fetched first: n leaves the tree below */
+		next = vqf_itree_next(n);
+		r = itn_range(n);
+		w_lock(w);
+		ok = dax_may_defer(r) && w->nr_stale < w->stale_max;
+		if (ok) {
+			/* counted now: the bound holds for concurrent evicts */
+			dax_detach_busy_locked(w, r);
+			r->stale = true;
+			WRITE_ONCE(w->nr_stale, w->nr_stale + 1);
+		}
+		w_unlock(w);
+		if (!ok)
+			continue;
+		/* out of the tree before another inode can take the range */
+		vqf_itree_remove(&di->tree, n);
+		w_lock(w);
+		r->inode = NULL;
+		r->refcnt = 0;
+		r->writable = false;
+		r->used = false;
+		r->state = VQF_DAX_FREE;
+		dl_add_tail(&r->link, &w->stale_list);	/* the newest */
+		w->nr_stale_free++;
+		WRITE_ONCE(w->nr_free, w->nr_free + 1);
+		w->ops->wake_free(w);
+		w->stats.stale_deferred++;
+		w->stats.removed++;
+		w_unlock(w);
+		deferred++;
+	}
+	return deferred;
+}
+
 long vqf_dax_inode_evict(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 			 struct fuse_removemapping_one *scratch,
 			 u32 nr_scratch)
 {
+	long deferred = 0, ret;
+	int err = 0;
 	bool busy;
 
 	if (!nr_scratch)
 		return -EINVAL;
-	return dax_remove_ranges(w, di, 0, DAX_U64_MAX, scratch, nr_scratch,
-				 true, &busy);
+	if (w->stale_max)
+		deferred = dax_evict_defer(w, di, scratch, nr_scratch, &err);
+	/* writable ranges, and what the bound left over, go at once */
+	ret = dax_remove_ranges(w, di, 0, DAX_U64_MAX, scratch, nr_scratch,
+				true, &busy);
+	if (err)
+		return err;
+	return ret < 0 ? ret : ret + deferred;
 }
 
 /* ---- checkers ---- */
@@ -1177,16 +1377,66 @@ static const char *dax_list_violation(struct vqf_dax_window *w,
 	return NULL;
 }
 
+/*
+ * DEFERRED TEARDOWN's state: the stale list holds exactly the FREE stale
+ * ranges, a stale range is FREE or DETACHED (being set up or flushed)
+ * and read-only, and at most stale_max are stale.
+ */
+static const char *dax_stale_violation(struct vqf_dax_window *w)
+{
+	u32 i, nstale = 0, nfree = 0;
+	struct vqf_dax_link *l;
+	struct vqf_dax_range *r;
+
+	for (l = w->stale_list.next; l != &w->stale_list; l = l->next) {
+		if (!link_range(l)->stale)
+			return "unmarked range on the stale list";
+		if (++nfree > w->nr_ranges)
+			break;		/* the list check reports it */
+	}
+	for (l = w->free_list.next; l != &w->free_list; l = l->next) {
+		if (link_range(l)->stale)
+			return "stale range on the free list";
+		if (++nfree > w->nr_ranges)
+			break;
+	}
+	for (i = 0; i < w->nr_ranges; i++) {
+		r = &w->ranges[i];
+		if (!r->stale)
+			continue;
+		if (r->state == VQF_DAX_BUSY)
+			return "busy range marked stale";
+		if (r->writable)
+			return "stale range writable";
+		nstale++;
+	}
+	if (nstale != w->nr_stale)
+		return "stale ranges differ from nr_stale";
+	if (w->nr_stale > w->stale_max || w->nr_stale_free > w->nr_stale)
+		return "more stale ranges than the bound";
+	return NULL;
+}
+
 static const char *dax_window_violation(struct vqf_dax_window *w)
 {
 	u32 i, nfree = 0, nbusy = 0, ndet = 0;
 	struct vqf_dax_range *r;
 	const char *why;
 
-	why = dax_list_violation(w, &w->free_list, VQF_DAX_FREE, w->nr_free);
+	if (w->nr_stale_free > w->nr_free)
+		return "more stale ranges on the stale list than free ones";
+	why = dax_list_violation(w, &w->free_list, VQF_DAX_FREE,
+				 w->nr_free - w->nr_stale_free);
+	if (why)
+		return why;
+	why = dax_list_violation(w, &w->stale_list, VQF_DAX_FREE,
+				 w->nr_stale_free);
 	if (why)
 		return why;
 	why = dax_list_violation(w, &w->busy_list, VQF_DAX_BUSY, w->nr_busy);
+	if (why)
+		return why;
+	why = dax_stale_violation(w);
 	if (why)
 		return why;
 	for (i = 0; i < w->nr_ranges; i++) {

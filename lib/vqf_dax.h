@@ -8,7 +8,9 @@
  * is cut into N ranges of one fixed power-of-two size (2 MiB by default, as
  * upstream fs/fuse/dax.c).  A range is in exactly one of three states:
  *
- *   FREE      on the window's free list, owned by nobody;
+ *   FREE      on the window's free list, owned by nobody; a FREE range
+ *             may be stale (DEFERRED TEARDOWN below): on the stale list
+ *             instead, still mapped by the host for an evicted inode;
  *   BUSY      mapped: on the window's busy list (least recently used first)
  *             and in exactly one inode's interval tree, keyed by the file
  *             bytes [foffset, foffset + range_size - 1] it shows;
@@ -29,8 +31,9 @@
  * LOCKING PROTOCOL
  *
  *   W     window lock (ops->window_lock): a short, non-sleeping lock
- *         (spinlock).  Protects the free and busy lists, nr_free, nr_busy,
- *         every range's refcnt, state and inode pointer, and the stats.
+ *         (spinlock).  Protects the free, stale and busy lists, nr_free,
+ *         nr_busy, nr_stale, nr_stale_free, every range's refcnt, state,
+ *         stale mark and inode pointer, and the stats.
  *         Innermost: lib/ never takes another lock or sleeps while holding
  *         it, and calls only ops->inode_get, ops->kick_reclaim and
  *         ops->wake_free under it.
@@ -67,6 +70,13 @@
  *   - vqf_dax_inode_evict(): nobody else can reach the inode any more
  *     (no I/O, no faults, ops->inode_get on it fails); lib takes no inode
  *     lock (upstream does not either: eviction runs under fs_reclaim).
+ *   - vqf_dax_flush_stale(): no lib lock held; any time, concurrently
+ *     with anything.  A stale range is DETACHED (on no list) from the
+ *     moment a flush picks it until the device has answered, and while
+ *     its replacing SETUPMAPPING is in flight, so a REMOVEMAPPING and a
+ *     SETUPMAPPING of one window span are never in flight together.
+ *     ops->send_removemapping gets @di NULL for such a flush (no inode
+ *     lock held: the ranges belong to inodes already evicted).
  *   - struct vqf_dax_inode stays valid until vqf_dax_inode_evict() returns.
  */
 #ifndef VQF_DAX_H
@@ -112,6 +122,7 @@ struct vqf_dax_range {
 	u8 state;			/* W: enum vqf_dax_range_state */
 	bool writable;			/* M(inode): mapped with FLAG_WRITE */
 	bool used;			/* W: a hit since its SETUPMAPPING */
+	bool stale;			/* W: FREE/DETACHED, host still maps */
 };
 
 /**
@@ -184,6 +195,13 @@ struct vqf_dax_inode {
  * @send_removemapping: send FUSE_REMOVEMAPPING for @di: @in, then
  *	@in->count entries at @one; 0 or a negative errno.  Called with W not
  *	held and M(@di) exclusive (or, from vqf_dax_inode_evict(), no lock).
+ *	@di is NULL for a flush of stale ranges (DEFERRED TEARDOWN), called
+ *	with no lock held: they belong to inodes already evicted, perhaps
+ *	forgotten, so send it with nodeid FUSE_ROOT_ID (1).  The device
+ *	does not use a REMOVEMAPPING's nodeid (the entries name window
+ *	spans), but a daemon may refuse a request naming a node it no
+ *	longer knows (the simulator's guard does); the root is never
+ *	forgotten.  Only windows with cfg.stale_max > 0 make such calls.
  */
 struct vqf_dax_ops {
 	void (*window_lock)(struct vqf_dax_window *w);
@@ -226,6 +244,9 @@ struct vqf_dax_ops {
  * @reclaim_chunk: most ranges one vqf_dax_reclaim() call frees (10).
  * @direct_retries: direct reclaim attempts that found only ranges in use
  *	before the caller sleeps in ops->wait_free (8).
+ * @stale_max: most ranges eviction leaves stale (DEFERRED TEARDOWN),
+ *	at most the window's; 0 (the default): none, every range of an
+ *	evicted inode gets its REMOVEMAPPING at once, as upstream.
  */
 struct vqf_dax_config {
 	u64 window_size;
@@ -234,7 +255,58 @@ struct vqf_dax_config {
 	u32 reclaim_ranges;
 	u32 reclaim_chunk;
 	u32 direct_retries;
+	u32 stale_max;
 };
+
+/*
+ * DEFERRED TEARDOWN (cfg.stale_max > 0)
+ *
+ * Evicting an inode costs one synchronous REMOVEMAPPING round trip (under
+ * dax=always every deleted small file pays one), yet a SETUPMAPPING whose
+ * span is exactly an existing mapping's replaces it in place (the device
+ * checks for that; an upgrade relies on it).  So the removal can wait
+ * until the range is used again, and then never be sent:
+ *
+ *  - Eviction leaves a read-only, unreferenced range of the inode mapped
+ *    on the host and puts it FREE on the stale list (oldest first),
+ *    marked stale, while fewer than stale_max ranges are stale.  Writable
+ *    ranges are removed at once: a live writable mapping tells the daemon
+ *    someone may store through it (docs/version-table.md), which must not
+ *    outlive the file's last user.  The rest goes out as before.
+ *
+ *  - The allocator takes a stale range before a clean one, oldest first:
+ *    its SETUPMAPPING replaces the stale host mapping, so no REMOVEMAPPING
+ *    is ever sent for it, and the host lets go of the evicted file's pages
+ *    as soon as possible.  A range being set up stays stale (still
+ *    counted) until the SETUPMAPPING succeeds.  If it fails the range
+ *    goes back to the head of the stale list: a refusal changed nothing
+ *    on the device.  (A host mmap failure may have dropped the old
+ *    mapping; a later flush naming it then fails as a whole, and a
+ *    failed flush frees its ranges unmarked, below.)
+ *
+ *  - The bound: at most stale_max ranges are stale at any time (counting
+ *    those in flight), i.e. the host keeps at most stale_max * range_size
+ *    bytes of mappings of files the guest let go of, which may keep
+ *    deleted files' blocks alive.  When an eviction would exceed it, the
+ *    oldest stale ranges are flushed first, in one REMOVEMAPPING of as
+ *    many as the caller's scratch carries (up to VQF_REMOVEMAPPING_MAX):
+ *    one round trip per batch instead of one per file.  What still does
+ *    not fit is removed at once with the inode's own REMOVEMAPPING.
+ *
+ *  - vqf_dax_flush_stale() removes every stale range (the caller calls
+ *    it at unmount, before DESTROY; a device reset or DESTROY drops every
+ *    mapping anyway, after which a stale mark is wrong, so flush first).
+ *    Background and direct reclaim do not need it: a stale range is free
+ *    and counts in nr_free.
+ *
+ *  - Truncation and hole punching (vqf_dax_inode_remove_range()) stay
+ *    synchronous: the inode lives on and the caller holds L for the
+ *    call, so deferring would only move a rare removal into a flush.
+ *
+ *  - A failed flush frees its ranges anyway, unmarked (as a failed
+ *    eviction removal always has): the next SETUPMAPPING of the span
+ *    replaces whatever the host kept.
+ */
 
 /*
  * DAX POLICY (dax=auto)
@@ -378,6 +450,11 @@ struct vqf_dax_stats {
 	u64 pol_backoff;	/* ... FUSE: backoff still running */
 	u64 pol_crowd;		/* ... FUSE: small files thrash the window */
 	u64 wasted;		/* ranges reclaimed with no hit since setup */
+	/* DEFERRED TEARDOWN (cfg.stale_max > 0): */
+	u64 stale_deferred;	/* evicted ranges left stale, no request */
+	u64 stale_reused;	/* SETUPMAPPING replaced a stale mapping */
+	u64 stale_flushed;	/* stale ranges removed by a flush */
+	u64 stale_flushes;	/* ... REMOVEMAPPING requests (in remove_) */
 };
 
 /*
@@ -393,10 +470,14 @@ struct vqf_dax_window {
 	u32 free_threshold;
 	u32 reclaim_chunk;
 	u32 direct_retries;
+	u32 stale_max;
 	struct vqf_dax_link free_list;	/* W */
+	struct vqf_dax_link stale_list;	/* W, FREE and stale, oldest first */
 	struct vqf_dax_link busy_list;	/* W, LRU first */
 	u32 nr_free;			/* W to write, READ_ONCE to peek */
 	u32 nr_busy;			/* W */
+	u32 nr_stale;			/* W: stale ranges, <= stale_max */
+	u32 nr_stale_free;		/* W: ... of them on the stale list */
 	struct vqf_dax_stats stats;	/* W */
 	struct vqf_dax_policy policy;	/* W to write */
 	struct vqf_dax_pstate crowd;	/* W: small files (DAX POLICY) */
@@ -461,6 +542,15 @@ static inline u64 vqf_dax_range_size(const struct vqf_dax_window *w)
 static inline u32 vqf_dax_nr_free(const struct vqf_dax_window *w)
 {
 	return READ_ONCE(w->nr_free);
+}
+
+/*
+ * vqf_dax_nr_stale() - stale ranges right now (DEFERRED TEARDOWN); a racy
+ * peek.  Exact only under W.
+ */
+static inline u32 vqf_dax_nr_stale(const struct vqf_dax_window *w)
+{
+	return READ_ONCE(w->nr_stale);
 }
 
 /* vqf_dax_inode_init() - empty tree; @fh ~0ULL when there is none. */
@@ -537,10 +627,25 @@ long vqf_dax_inode_remove_range(struct vqf_dax_window *w,
  * vqf_dax_inode_evict() - free every range of @di, batching REMOVEMAPPING
  * as above.  See the protocol for what the caller guarantees; a range
  * still referenced is freed anyway and counted in stats.evict_in_use.
- * Returns the number freed, -EINVAL for @nr_scratch == 0, or the first
- * send error (everything is freed regardless).
+ * With cfg.stale_max, read-only ranges are left stale instead, a flush
+ * of the oldest making room first if needed (DEFERRED TEARDOWN).
+ * Returns the number freed (stale ones included), -EINVAL for
+ * @nr_scratch == 0, or the first send error, a flush's included
+ * (everything is freed regardless).
  */
 long vqf_dax_inode_evict(struct vqf_dax_window *w, struct vqf_dax_inode *di,
+			 struct fuse_removemapping_one *scratch,
+			 u32 nr_scratch);
+
+/*
+ * vqf_dax_flush_stale() - remove every stale range (DEFERRED TEARDOWN):
+ * REMOVEMAPPING requests of at most @nr_scratch entries (up to
+ * VQF_REMOVEMAPPING_MAX) built in @scratch, ops->send_removemapping with
+ * @di NULL.  Call it at unmount before DESTROY; no lib lock held.
+ * Returns the number flushed, -EINVAL for @nr_scratch == 0, or the first
+ * send error (the ranges are freed regardless, unmarked).
+ */
+long vqf_dax_flush_stale(struct vqf_dax_window *w,
 			 struct fuse_removemapping_one *scratch,
 			 u32 nr_scratch);
 
@@ -551,7 +656,9 @@ void vqf_dax_stats_read(struct vqf_dax_window *w, struct vqf_dax_stats *out);
  * vqf_dax_window_check() - takes W and verifies the window invariants:
  * lists well linked and bounded, counters equal list lengths, FREE ranges
  * unowned and unreferenced, BUSY ranges owned, state counts add up to
- * nr_ranges, moffset == index * range_size.  0 or -EUCLEAN with *@why.
+ * nr_ranges, moffset == index * range_size; stale ranges FREE (on the
+ * stale list) or DETACHED, never writable, as many as nr_stale, which
+ * is at most stale_max.  0 or -EUCLEAN with *@why.
  */
 int vqf_dax_window_check(struct vqf_dax_window *w, const char **why);
 

@@ -26,6 +26,8 @@
 #define H_MAX_RANGES	640
 #define H_MAX_INODES	6
 #define H_LOG		4096
+/* the nodeid a flush of stale ranges carries (FUSE_ROOT_ID) */
+#define H_ROOT_ID	1
 
 struct h_inode {
 	struct vqf_dax_inode di;
@@ -59,6 +61,7 @@ struct harness {
 	bool in_wait;
 	/* counters */
 	unsigned int kicks, kicks_delayed, wakes, waits, requests_remove;
+	unsigned int requests_flush;	/* ... of them flushes (di NULL) */
 	unsigned int trylocks;		/* inode_trylock calls */
 	/* injections: next send fails with this errno (0 = none) */
 	int fail_setup;
@@ -328,15 +331,23 @@ static int h_send_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	static u8 wire[sizeof(*in) + VQF_REMOVEMAPPING_MAX * sizeof(*one)];
 	static struct fuse_removemapping_one ents[VQF_REMOVEMAPPING_MAX];
 	struct harness *h = h_of(w);
-	struct h_inode *hi = h_ino(di);
 	size_t size = sizeof(*in) + in->count * sizeof(*one);
 	enum h_ev_kind kind = H_EV_REMOVE;
+	/* a flush of stale ranges (no inode) names the root */
+	u64 nodeid = di ? di->nodeid : H_ROOT_ID;
 	u32 i, count;
 	int ret;
 
 	assert_false(h->w_held);
-	if (!h->in_evict)
-		assert_int_equal(hi->m, 2);
+	if (!di) {
+		/* stale ranges of evicted inodes: no inode lock at all */
+		assert_int_equal(h->m_total, 0);
+		assert_int_equal(h->l_total, 0);
+		assert_true(h->w.stale_max > 0);
+		h->requests_flush++;
+	} else if (!h->in_evict) {
+		assert_int_equal(h_ino(di)->m, 2);
+	}
 	assert_true(in->count >= 1 && in->count <= VQF_REMOVEMAPPING_MAX);
 	h->requests_remove++;
 	ret = h->fail_remove;
@@ -353,7 +364,7 @@ static int h_send_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 		vqf_dax_dev_remove_commit(&h->dev, ents, count, &h->dst);
 	}
 	for (i = 0; i < in->count; i++)
-		h_log(h, (struct h_event){ kind, di->nodeid, one[i].moffset,
+		h_log(h, (struct h_event){ kind, nodeid, one[i].moffset,
 			  0, false, in->count });
 	return ret;
 }
@@ -376,14 +387,19 @@ static const struct vqf_dax_ops h_ops = {
 	.send_removemapping = h_send_remove,
 };
 
-/* Window of @nr ranges of @rsize bytes; inode i gets nodeid 100 + i. */
-static void h_init(struct harness *h, u32 nr, u64 rsize, u32 pct, u32 chunk)
+/*
+ * Window of @nr ranges of @rsize bytes; inode i gets nodeid 100 + i.
+ * @stale_max: cfg.stale_max (DEFERRED TEARDOWN).
+ */
+static void h_init_stale(struct harness *h, u32 nr, u64 rsize, u32 pct,
+			 u32 chunk, u32 stale_max)
 {
 	struct vqf_dax_config cfg = {
 		.window_size = (u64)nr * rsize,
 		.range_size = rsize,
 		.reclaim_pct = pct,
 		.reclaim_chunk = chunk,
+		.stale_max = stale_max,
 	};
 	int i;
 
@@ -398,6 +414,12 @@ static void h_init(struct harness *h, u32 nr, u64 rsize, u32 pct, u32 chunk)
 		vqf_dax_inode_init(&h->ino[i].di, 100 + i, ~0ULL);
 		h->ino[i].file_writable = true;
 	}
+}
+
+static inline void h_init(struct harness *h, u32 nr, u64 rsize, u32 pct,
+			  u32 chunk)
+{
+	h_init_stale(h, nr, rsize, pct, chunk, 0);
 }
 
 /* Locks all released, window and trees sound. */
