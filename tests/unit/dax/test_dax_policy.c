@@ -613,6 +613,7 @@ struct mmodel {
 	bool used[MI][MK];
 	u64 size[MI];
 	unsigned int why[6], decays, max_level;
+	unsigned int flushed;		/* stale ranges flushed (root) */
 };
 
 static const struct vqf_dax_policy MP = {
@@ -722,6 +723,16 @@ static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
 		const struct h_event *ev = &h->log[e];
 		int r = (int)(ev->moffset / RS) + 1;
 
+		if (ev->nodeid == H_ROOT_ID) {
+			/* a flush of stale ranges: no inode's, no pressure */
+			assert_true(ev->kind == H_EV_REMOVE);
+			for (i = 0; i < MI; i++)
+				for (k = 0; k < MK; k++)
+					assert_int_not_equal(md->moff[i][k],
+							     r);
+			md->flushed++;
+			continue;
+		}
 		i = (int)ev->nodeid - 100;
 		assert_true(i >= 0 && i < MI);
 		if (ev->kind == H_EV_SETUP) {
@@ -786,9 +797,14 @@ static void m_compare(struct harness *h, struct mmodel *md)
 	}
 }
 
+/*
+ * *@state: cfg.stale_max.  Deferred teardown must not change a decision:
+ * an eviction counts nothing, a stale range's reuse is a setup like any.
+ */
 static void test_random_vs_model(void **state)
 {
 	static struct fuse_removemapping_one scratch[4];
+	u32 stale_max = *(const u32 *)*state;
 	static struct mmodel md;
 	struct harness *h = &H;
 	struct dax_rand rnd = { dax_test_seed(0x9011c7, "dax-policy") };
@@ -798,9 +814,8 @@ static void test_random_vs_model(void **state)
 	u64 now = 0;
 	int i, k, ret, want;
 
-	(void)state;
 	memset(&md, 0, sizeof(md));
-	h_init(h, 6, RS, 0, 2);
+	h_init_stale(h, 6, RS, 0, 2, stale_max);
 	assert_int_equal(vqf_dax_window_set_policy(&h->w, &MP), 0);
 	md.size[0] = RS;		/* small */
 	md.size[1] = MK * RS;
@@ -845,6 +860,12 @@ static void test_random_vs_model(void **state)
 			ret = (int)h_evict(h, i, scratch, 4);
 			assert_true(ret >= 0);
 			m_learn(h, &md, false, false);
+			/* what the wire did not remove was left stale */
+			for (k = 0; k < MK; k++) {
+				assert_true(stale_max || !md.moff[i][k]);
+				md.moff[i][k] = 0;
+				md.used[i][k] = false;
+			}
 			/* the inode comes back as a new one */
 			vqf_dax_inode_init(&h->ino[i].di, 100 + i, ~0ULL);
 			memset(&md.s[i], 0, sizeof(md.s[i]));
@@ -863,10 +884,23 @@ static void test_random_vs_model(void **state)
 		assert_true(md.why[k] > 0);
 	assert_true(md.decays > 0);
 	assert_true(md.max_level >= 2);
+	if (stale_max) {
+		struct vqf_dax_stats st;
+
+		vqf_dax_stats_read(&h->w, &st);
+		print_message("dax-policy: stale deferred %llu reused %llu flushed %llu\n",
+			      (unsigned long long)st.stale_deferred,
+			      (unsigned long long)st.stale_reused,
+			      (unsigned long long)st.stale_flushed);
+		assert_true(st.stale_deferred && st.stale_reused);
+		assert_int_equal(st.stale_flushed, md.flushed);
+	}
 }
 
 int main(void)
 {
+	static u32 stale_off, stale_three = 3;
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decide_table),
 		cmocka_unit_test(test_rules_off),
@@ -877,7 +911,8 @@ int main(void)
 		cmocka_unit_test(test_small_file),
 		cmocka_unit_test(test_crowd),
 		cmocka_unit_test(test_always_bypasses),
-		cmocka_unit_test(test_random_vs_model),
+		cmocka_unit_test_prestate(test_random_vs_model, &stale_off),
+		cmocka_unit_test_prestate(test_random_vs_model, &stale_three),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
