@@ -325,7 +325,8 @@ int vqf_gcli_new(struct vqf_gdrv *g, const struct vqf_gcli_cfg *cfg,
 	if (c->cfg.dax_base) {
 		int ret = gdax_init(&c->dax, c->cfg.dax_base,
 				    c->cfg.dax_window, c->cfg.dax_range,
-				    dax_send, gcli_dax_isize, c);
+				    c->cfg.dax_stale, dax_send,
+				    gcli_dax_isize, c);
 
 		if (!ret && c->cfg.dax_auto) {
 			ret = gdax_set_auto(&c->dax, c->cfg.dax_policy);
@@ -479,6 +480,8 @@ void vqf_gcli_free(struct vqf_gcli *c)
 				if (n->gdi.ready)
 					gdax_inode_evict(&c->dax, &n->gdi);
 		}
+		/* unmount: the host lets go of evicted files' mappings */
+		gdax_flush_stale(&c->dax);
 		gdax_fini(&c->dax);
 	}
 	pthread_mutex_lock(&c->lock);

@@ -248,7 +248,15 @@ static int send_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	int ret;
 
 	memset(&cl, 0, sizeof(cl));
-	ret = vqf_dax_req_removemapping(&cl.req, 0, di->nodeid, in, one);
+	/*
+	 * di NULL: a flush of stale ranges of inodes evicted (and maybe
+	 * forgotten) since; the device's guard refuses a nodeid it no
+	 * longer holds, the root it always does, and the device does not
+	 * use a REMOVEMAPPING's nodeid otherwise.
+	 */
+	ret = vqf_dax_req_removemapping(&cl.req, 0,
+					di ? di->nodeid : FUSE_ROOT_ID, in,
+					one);
 	return ret ? ret : of(w)->call(of(w)->ctx, &cl);
 }
 
@@ -299,7 +307,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* cfg.stale_max for @nr ranges and the caller's @stale (gdax_init()). */
+static u32 gdax_stale_max(u32 nr, int stale)
+{
+	u32 n = nr / GDAX_STALE_DIV;
+
+	if (stale < 0)
+		return 0;
+	if (stale)
+		return (u32)stale < nr ? (u32)stale : nr;
+	if (n > VQF_REMOVEMAPPING_MAX)
+		n = VQF_REMOVEMAPPING_MAX;
+	return n ? n : 1;
+}
+
 int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
+	      int stale,
 	      int (*call)(void *ctx, struct vqf_gdrv_call *cl),
 	      int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh,
 			   u64 *size),
@@ -314,6 +337,7 @@ int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
 	memset(x, 0, sizeof(*x));
 	if (!base || !nr)
 		return -EINVAL;
+	cfg.stale_max = gdax_stale_max(nr, stale);
 	x->ranges = calloc(1, vqf_dax_ranges_size(nr));
 	if (!x->ranges)
 		return -ENOMEM;
@@ -348,6 +372,25 @@ int gdax_set_auto(struct gdax *x, const struct vqf_dax_policy *p)
 
 	if (!ret)
 		x->auto_on = true;
+	return ret;
+}
+
+long gdax_flush_stale(struct gdax *x)
+{
+	struct fuse_removemapping_one *scratch;
+	long ret;
+
+	if (!x->ranges || !vqf_dax_nr_stale(&x->w))
+		return 0;
+	scratch = malloc(GDAX_SCRATCH * sizeof(*scratch));
+	if (scratch) {
+		ret = vqf_dax_flush_stale(&x->w, scratch, GDAX_SCRATCH);
+	} else {
+		struct fuse_removemapping_one one;
+
+		ret = vqf_dax_flush_stale(&x->w, &one, 1);
+	}
+	free(scratch);
 	return ret;
 }
 

@@ -140,12 +140,32 @@ struct gdax_inode {
 	bool ready;			/* W to write */
 };
 
-/* 0, or -EINVAL/-ENOSPC (geometry), -ENOMEM. */
+/*
+ * Deferred teardown at eviction (lib's cfg.stale_max, docs/dax.md): by
+ * default at most a quarter of the window's ranges stay host-mapped for
+ * evicted inodes, and at most one REMOVEMAPPING's worth, so that a flush
+ * is one request.  The guest loses nothing (a stale range is free and is
+ * the first one reused); the host keeps mappings of files the guest let
+ * go of, at most a quarter of the window.
+ */
+#define GDAX_STALE_DIV	4
+
+/*
+ * 0, or -EINVAL/-ENOSPC (geometry), -ENOMEM.  @stale: cfg.stale_max (0:
+ * the default above, -1: none).
+ */
 int gdax_init(struct gdax *x, void *base, u64 len, u64 range_size,
+	      int stale,
 	      int (*call)(void *ctx, struct vqf_gdrv_call *cl),
 	      int (*isize)(void *ctx, struct gdax_inode *gi, u64 fh,
 			   u64 *size),
 	      void *ctx);
+/*
+ * Unmount: REMOVEMAPPING for every range evictions left stale (before
+ * DESTROY, which drops them on the device anyway).  The ranges flushed,
+ * or the first send error.
+ */
+long gdax_flush_stale(struct gdax *x);
 void gdax_fini(struct gdax *x);
 /*
  * dax=auto with @p's thresholds (NULL: lib's defaults); before any I/O.

@@ -84,6 +84,15 @@ struct vqf_gcli_cfg {
 	bool dax_auto;
 	const struct vqf_dax_policy *dax_policy;
 	/*
+	 * Deferred teardown (docs/dax.md, "Deferred teardown at evict"):
+	 * read-only ranges of an evicted inode stay mapped on the host, at
+	 * most this many, and the next SETUPMAPPING of each replaces its
+	 * mapping: no REMOVEMAPPING per evicted file.  0: the default, a
+	 * quarter of the window's ranges (at most 256); -1: none, one
+	 * REMOVEMAPPING round trip per evicted inode, as upstream.
+	 */
+	int dax_stale;
+	/*
 	 * cache=shared: the device's version table (its shared memory region
 	 * VQF_VIRTIO_FS_SHMCAP_ID_VERSION, read-only) and its size.  Used
 	 * only if the driver asked for it at INIT (vqf_gdrv_cfg.

@@ -25,7 +25,9 @@
 #define KIB	1024
 #define MIB	(1024 * 1024)
 
-static struct e2e *machine(u64 window, u64 range, unsigned int icache)
+/* @stale: vqf_gcli_cfg.dax_stale (0: the default deferral, -1: none). */
+static struct e2e *machine_stale(u64 window, u64 range, unsigned int icache,
+				 int stale)
 {
 	struct vqf_sim_cfg cfg = { 0 };
 	struct e2e *e = NULL;
@@ -35,8 +37,14 @@ static struct e2e *machine(u64 window, u64 range, unsigned int icache)
 	cfg.dax_range = range;
 	cfg.ram = 64 * MIB;
 	cfg.cli.icache_max = icache;
+	cfg.cli.dax_stale = stale;
 	assert_int_equal(e2e_new(&e, &cfg, VQF_SIM_FS_VQFUSE), 0);
 	return e;
+}
+
+static struct e2e *machine(u64 window, u64 range, unsigned int icache)
+{
+	return machine_stale(window, range, icache, 0);
 }
 
 static struct vqf_gcli_mm_stats mm(struct e2e *e)
@@ -319,12 +327,12 @@ static void test_mmap_zap(void **state)
  * A DAX inode evicted from the client's inode cache once nothing holds it
  * (icache_max 1: other inodes push it out): its 300 ranges go in
  * REMOVEMAPPING batches of 256 + 44, then FORGET; opened again, it maps
- * afresh.
+ * afresh.  Without deferred teardown (dax_stale -1): the upstream path.
  */
 static void test_evict(void **state)
 {
 	/* 4 KiB ranges: 300 of them from a 1.2 MB file. */
-	struct e2e *e = machine(2 * MIB, 4 * KIB, 1);
+	struct e2e *e = machine_stale(2 * MIB, 4 * KIB, 1, -1);
 	size_t len = 300 * 4 * KIB;
 	char *buf = malloc(len), *back = malloc(len);
 	struct vqf_dax_stats ds;
@@ -374,6 +382,104 @@ static void test_evict(void **state)
 	assert_int_equal(ds.evict_in_use, 0);
 	free(buf);
 	free(back);
+	assert_int_equal(e2e_free(e), 0);
+}
+
+/*
+ * Deferred teardown (the default): evicted read-only files leave their
+ * ranges mapped on the host, the next files' SETUPMAPPINGs replace them,
+ * and when more are evicted than the bound (a quarter of 16 ranges: 4)
+ * the oldest go in one REMOVEMAPPING naming the root, which the device's
+ * guard accepts although their own nodeids were forgotten.  Every byte
+ * read through a replaced mapping is the new file's.
+ */
+static void test_evict_deferred(void **state)
+{
+	struct e2e *e = machine(16 * 4 * KIB, 4 * KIB, 1);
+	char buf[4 * KIB], back[4 * KIB];
+	struct vqf_dax_stats ds;
+	struct vqf_sim_stats st;
+	u64 removes;
+	unsigned int i;
+	int fd;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%u", i);
+		e2e_fill(buf, sizeof(buf), 40 + i);
+		assert_int_equal(e2e_host_write(e2e_host(e, name), buf,
+						sizeof(buf), 0644), 0);
+	}
+	removes = e2e_sent(e, FUSE_REMOVEMAPPING);
+	/* each file read, closed, and pushed out by the next (icache 1) */
+	for (i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%u", i);
+		e2e_fill(buf, sizeof(buf), 40 + i);
+		fd = vqf_gcli_open(e->c, name, O_RDONLY, 0);
+		assert_true(fd >= 0);
+		assert_int_equal(vqf_gcli_pread(e->c, fd, back, sizeof(back),
+						0), sizeof(back));
+		assert_memory_equal(back, buf, sizeof(buf));
+		assert_int_equal(vqf_gcli_close(e->c, fd), 0);
+	}
+	vqf_gcli_get_dax_stats(e->c, &ds);
+	/* one file's range at a time: each replaced the last one's */
+	print_message("evicted %llu deferred %llu reused %llu\n",
+		      (unsigned long long)mm(e).evicted,
+		      (unsigned long long)ds.stale_deferred,
+		      (unsigned long long)ds.stale_reused);
+	/* d(i) goes at d(i + 1)'s close: d(i + 2) replaces its range */
+	assert_int_equal(mm(e).evicted, 11);
+	assert_int_equal(ds.stale_deferred, 11);
+	assert_int_equal(ds.stale_reused, 10);
+	assert_int_equal(e2e_sent(e, FUSE_REMOVEMAPPING), removes);
+	st = e2e_stats(e);
+	assert_int_equal(st.dev.dax.replaced, ds.stale_reused);
+
+	/* eight files held open, then evicted together: 8 > 4 */
+	{
+		int fds[8];
+
+		for (i = 0; i < 8; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "d%u", i);
+			fds[i] = vqf_gcli_open(e->c, name, O_RDONLY, 0);
+			assert_true(fds[i] >= 0);
+			assert_int_equal(vqf_gcli_pread(e->c, fds[i], back,
+							sizeof(back), 0),
+					 sizeof(back));
+		}
+		for (i = 0; i < 8; i++)
+			assert_int_equal(vqf_gcli_close(e->c, fds[i]), 0);
+	}
+	/* push the last one out too */
+	fd = vqf_gcli_open(e->c, "d11", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(vqf_gcli_close(e->c, fd), 0);
+	vqf_gcli_get_dax_stats(e->c, &ds);
+	print_message("evicted %llu deferred %llu reused %llu flushed %llu/%llu\n",
+		      (unsigned long long)mm(e).evicted,
+		      (unsigned long long)ds.stale_deferred,
+		      (unsigned long long)ds.stale_reused,
+		      (unsigned long long)ds.stale_flushed,
+		      (unsigned long long)ds.stale_flushes);
+	/* the bound held, by flushes only (read-only files) */
+	assert_true(ds.stale_deferred - ds.stale_reused - ds.stale_flushed <=
+		    4);
+	assert_true(ds.stale_flushes >= 1);
+	assert_int_equal(e2e_sent(e, FUSE_REMOVEMAPPING),
+			 removes + ds.stale_flushes);
+	st = e2e_stats(e);
+	/* the flush named the root: nothing refused, by lib or the guard */
+	assert_int_equal(st.dev.dax_refused, 0);
+	assert_int_equal(st.dev.guard.node_unknown, 0);
+	assert_int_equal(st.dev.dax_removes, ds.stale_flushes);
+	assert_int_equal(ds.remove_errors, 0);
 	assert_int_equal(e2e_free(e), 0);
 }
 
@@ -666,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_mmap_nodax),
 		cmocka_unit_test(test_mmap_zap),
 		cmocka_unit_test(test_evict),
+		cmocka_unit_test(test_evict_deferred),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_evict_threads),
 	};
