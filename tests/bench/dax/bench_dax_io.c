@@ -20,6 +20,12 @@
  * (random: the thrash), random reads of a file half the window, and
  * small files read once and three times; -o sets the policy's thresholds
  * (small=BYTES,uses=N,used=BYTES,min=N,pct=N,sample=N,backoff=N,shift=N).
+ *
+ * -D alone: deferred teardown at evict (docs/dax.md, "Deferred teardown
+ * at evict") on and off, under dax=always and dax=auto, in one run:
+ * small files created, read twice (auto maps a small file at its second
+ * read), deleted, file by file (cycle) and phase by phase; ops/s and
+ * SETUPMAPPING, REMOVEMAPPING and all requests per op.
  */
 #include "vqf_wl_sim.h"
 #include "vqf_workload.h"
@@ -513,6 +519,222 @@ static int policy_rows(const char *dir, u64 size)
 	return ret;
 }
 
+/* ---- deferred teardown at evict: on and off (-D) ---- */
+
+enum { TD_ALWAYS_OFF, TD_ALWAYS_ON, TD_AUTO_OFF, TD_AUTO_ON, TD_NR };
+static const char *const td_name[TD_NR] = {
+	"always", "always+defer", "auto", "auto+defer"
+};
+#define TD_WINDOW	(64ull << 20)	/* vqfuse-sim's default */
+#define TD_ROUNDS	3
+#define TD_PHASES	6
+
+struct tcell {
+	double rate[TD_ROUNDS];	/* ops/s per round */
+	double us[3][TD_ROUNDS];	/* create, read, delete: us per op */
+	double setups, removes, reqs;	/* per op (the same every round) */
+};
+
+static int td_open(const char *dir, int col, struct vqf_sim **s)
+{
+	struct vqf_sim_cfg sc = { 0 };
+
+	sc.shared = dir;
+	sc.inline_kick = true;
+	sc.ram = 256ull << 20;
+	sc.dax_guest = true;
+	sc.dax_window = TD_WINDOW;
+	sc.cli.dax_auto = col == TD_AUTO_OFF || col == TD_AUTO_ON;
+	/* 0: gdax's default bound; -1: a REMOVEMAPPING per evicted file */
+	sc.cli.dax_stale = col == TD_ALWAYS_ON || col == TD_AUTO_ON ? 0 : -1;
+	return vqf_sim_new(&sc, s);
+}
+
+/* SETUPMAPPING, REMOVEMAPPING and every request so far. */
+static void td_count(struct vqf_sim *s, u64 *c)
+{
+	struct vqf_sim_stats st;
+
+	vqf_sim_get_stats(s, &st);
+	c[0] = st.drv.by_opcode[FUSE_SETUPMAPPING];
+	c[1] = st.drv.by_opcode[FUSE_REMOVEMAPPING];
+	c[2] = st.drv.submitted;
+}
+
+static int td_create(struct vqf_gcli *cl, unsigned int i, const char *buf)
+{
+	char name[64];
+	int fd, ret = 0;
+
+	snprintf(name, sizeof(name), "td/%u", i);
+	fd = vqf_gcli_open(cl, name, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0)
+		return fd;
+	if (vqf_gcli_pwrite(cl, fd, buf, 4096, 0) != 4096)
+		ret = -EIO;
+	vqf_gcli_close(cl, fd);
+	return ret;
+}
+
+/* Two reads of the file in one open: auto maps a small file's second. */
+static int td_read(struct vqf_gcli *cl, unsigned int i, char *buf)
+{
+	char name[64];
+	int fd, ret = 0, k;
+
+	snprintf(name, sizeof(name), "td/%u", i);
+	fd = vqf_gcli_open(cl, name, O_RDONLY, 0);
+	if (fd < 0)
+		return fd;
+	for (k = 0; k < 2 && !ret; k++)
+		if (vqf_gcli_pread(cl, fd, buf, 4096, 0) != 4096)
+			ret = -EIO;
+	vqf_gcli_close(cl, fd);
+	return ret;
+}
+
+static int td_delete(struct vqf_gcli *cl, unsigned int i)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "td/%u", i);
+	return vqf_gcli_unlink(cl, name);
+}
+
+/*
+ * One column, one round: @nf files on a fresh machine.  Phase 0 is the
+ * cycle (create, read, delete each file in turn); phases 1-3 create,
+ * read and delete all of them; phase 4 creates them again and phase 5
+ * reads and deletes each in turn (the cycle without the create, whose
+ * host-side cost hides the rest).  Counts and rates into @c[phase].
+ */
+static int td_round(const char *dir, int col, unsigned int nf,
+		    unsigned int round, struct tcell *c)
+{
+	struct vqf_sim *s = NULL;
+	struct vqf_gcli *cl;
+	char buf[4096], rb[4096];
+	double t0, t1, t2, t3, step[3];
+	u64 c0[3], c1[3];
+	unsigned int i, ph;
+	int ret;
+
+	memset(buf, 'd', sizeof(buf));
+	ret = td_open(dir, col, &s);
+	if (ret)
+		return ret;
+	cl = vqf_sim_cli(s);
+	ret = vqf_gcli_mkdir(cl, "td", 0755);
+	for (ph = 0; ph < TD_PHASES && !ret; ph++) {
+		td_count(s, c0);
+		t0 = now_s();
+		memset(step, 0, sizeof(step));
+		for (i = 0; i < nf && !ret; i++) {
+			/* each step timed: the steps of a cycle differ */
+			t1 = now_s();
+			if (ph == 0 || ph == 1 || ph == 4)
+				ret = td_create(cl, i, buf);
+			t2 = now_s();
+			if (!ret && (ph == 0 || ph == 2 || ph == 5))
+				ret = td_read(cl, i, rb);
+			t3 = now_s();
+			if (!ret && (ph == 0 || ph == 3 || ph == 5))
+				ret = td_delete(cl, i);
+			step[0] += t2 - t1;
+			step[1] += t3 - t2;
+			step[2] += now_s() - t3;
+		}
+		c[ph].rate[round] = (double)nf / (now_s() - t0);
+		for (i = 0; i < 3; i++)
+			c[ph].us[i][round] = step[i] * 1e6 / nf;
+		td_count(s, c1);
+		c[ph].setups = (double)(c1[0] - c0[0]) / nf;
+		c[ph].removes = (double)(c1[1] - c0[1]) / nf;
+		c[ph].reqs = (double)(c1[2] - c0[2]) / nf;
+	}
+	if (!ret)
+		ret = vqf_gcli_rmdir(cl, "td");
+	vqf_sim_free(s);
+	return ret;
+}
+
+static double td_median(const double *v)
+{
+	double a = v[0], b = v[1], c = v[2];
+
+	if ((a <= b && b <= c) || (c <= b && b <= a))
+		return b;
+	if ((b <= a && a <= c) || (c <= a && a <= b))
+		return a;
+	return c;
+}
+
+static int teardown_rows(const char *dir, unsigned int nf)
+{
+	static const char *const ph_name[TD_PHASES] = {
+		"cycle", "create", "read-2x", "delete", "create", "rd-cycle"
+	};
+	static struct tcell t[TD_NR][TD_PHASES];
+	unsigned int r, ph;
+	int col, ret = 0;
+
+	/* columns alternate within each round: peers see the same load */
+	for (r = 0; r < TD_ROUNDS && !ret; r++)
+		for (col = 0; col < TD_NR && !ret; col++)
+			ret = td_round(dir, col, nf, r, t[col]);
+	if (ret) {
+		fprintf(stderr, "bench-dax: teardown rows: %s\n",
+			strerror(-ret));
+		return ret;
+	}
+	printf("deferred teardown at evict: %u files of 4 KiB, %llu MiB "
+	       "window (2 MiB ranges), median of %u rounds\n", nf,
+	       TD_WINDOW >> 20, TD_ROUNDS);
+	printf("cells: ops/s (SETUPMAPPING, REMOVEMAPPING, requests per "
+	       "op)\n");
+	printf("%-8s", "phase");
+	for (col = 0; col < TD_NR; col++)
+		printf(" %30s", td_name[col]);
+	printf("\n");
+	for (ph = 0; ph < TD_PHASES; ph++) {
+		if (ph == 4)
+			continue;	/* the same as phase 1 */
+		printf("%-8s", ph_name[ph]);
+		for (col = 0; col < TD_NR; col++) {
+			char cell[64];
+
+			snprintf(cell, sizeof(cell), "%.0f (%.3f, %.3f, %.2f)",
+				 td_median(t[col][ph].rate),
+				 t[col][ph].setups, t[col][ph].removes,
+				 t[col][ph].reqs);
+			printf(" %30s", cell);
+		}
+		printf("\n");
+	}
+	/*
+	 * The cycles' steps apart: a host create now and then waits for
+	 * the file system's journal (~1 ms), which swamps the rest of a
+	 * cycle's time; the medians of the steps show where the
+	 * teardown's cost goes.
+	 */
+	printf("cycle steps, us per op (create / read-2x / delete), median "
+	       "of %u rounds\n", TD_ROUNDS);
+	for (ph = 0; ph < TD_PHASES; ph += 5) {
+		printf("%-8s", ph_name[ph]);
+		for (col = 0; col < TD_NR; col++) {
+			char cell[64];
+
+			snprintf(cell, sizeof(cell), "%.0f / %.0f / %.0f",
+				 td_median(t[col][ph].us[0]),
+				 td_median(t[col][ph].us[1]),
+				 td_median(t[col][ph].us[2]));
+			printf(" %30s", cell);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+
 /* -o key=value,...: the policy's thresholds over lib's defaults. */
 static int pm_parse(const char *arg)
 {
@@ -809,14 +1031,20 @@ int main(int argc, char **argv)
 	unsigned int k;
 	bool want[ST_NR], kwant[NK];
 	const char *only = NULL, *konly = NULL;
-	bool policy_only = false;
+	bool policy_only = false, teardown_only = false;
+	unsigned int td_files = 2000;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:t:k:o:Ph")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:k:o:PD::h")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
 		} else if (opt == 'P') {
 			policy_only = true;
+		} else if (opt == 'D') {
+			teardown_only = true;
+			if (optarg && strtoul(optarg, NULL, 0))
+				td_files = (unsigned int)strtoul(optarg, NULL,
+								 0);
 		} else if (opt == 'o' && !pm_parse(optarg)) {
 			continue;
 		} else if (opt == 't') {
@@ -826,12 +1054,14 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
 				"[-t STACK,...] [-k WORKLOAD,...] [-P] [-o "
-				"KEY=N,...] (default 256 MiB, at least 1 MiB; "
+				"KEY=N,...] [-D[FILES]] (default 256 MiB, at "
+				"least 1 MiB; "
 				"stacks native,fuse,dax,dax-mm,dax-rc; "
 				"workloads seqread,randread,seqwrite,randwrite;"
 				" -P: only dax=auto beside always and no DAX, "
 				"-o its thresholds: small, uses, used, min, pct,"
-				" sample, backoff, shift)\n");
+				" sample, backoff, shift; -D: only deferred "
+				"teardown at evict, on and off, 2000 files)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -851,6 +1081,10 @@ int main(int argc, char **argv)
 	}
 	if (policy_only) {
 		policy_rows(dir, size);
+		goto out;
+	}
+	if (teardown_only) {
+		teardown_rows(dir, td_files);
 		goto out;
 	}
 	memset(t, 0, sizeof(t));
