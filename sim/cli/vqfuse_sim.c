@@ -99,6 +99,10 @@ static void usage(FILE *f)
 "                      maps every byte read or written\n"
 "  --dax-window SIZE   the window, a power of two (default 64M; implies\n"
 "                      --dax)\n"
+"  --dax-stale N       ranges of evicted files left mapped on the host\n"
+"                      until reused (no REMOVEMAPPING each), at most N;\n"
+"                      0: none (default: a quarter of the window's\n"
+"                      ranges; docs/dax.md, \"Deferred teardown\")\n"
 "  --trace FILE        write every request's life (queued, on the ring,\n"
 "                      kicked, served by the device, completed) as Chrome\n"
 "                      trace-event JSON for ui.perfetto.dev; not with\n"
@@ -189,7 +193,7 @@ static const struct run_mode all_modes[] = {
 struct run_opts {
 	const char *shared;
 	const char *connect;		/* --connect SOCKET */
-	bool fs_set, threads_set, dax_window_set;
+	bool fs_set, threads_set, dax_window_set, dax_stale_set;
 	enum vqf_sim_fs fs;
 	struct vqf_wl_cfg wl;
 	unsigned int queues, queue_size, threads;
@@ -197,6 +201,7 @@ struct run_opts {
 	unsigned long long ram;
 	bool json, quiet, inline_kick, dax, dax_always, handoff;
 	unsigned long long dax_window;	/* --dax-window (0: 64 MiB) */
+	int dax_stale;			/* vqf_gcli_cfg.dax_stale */
 	enum vqf_gcli_cache cache;
 	bool writeback, all, timeout_set;
 	double timeout;			/* seconds; 0: the client's (1 s) */
@@ -228,6 +233,8 @@ static const struct vqf_cli_num_opt num_opts[] = {
 	{ "--ram", true, 16ull << 20, 16ull << 30 },
 	{ "--seed", false, 0, UINT_MAX },
 	{ "--dax-window", true, 2ull << 20, 64ull << 30 },
+	/* a window has at most 32768 ranges of 2 MiB */
+	{ "--dax-stale", false, 0, 32768 },
 };
 
 /* One option of run, as vqf_cli_walk() found it. */
@@ -259,6 +266,8 @@ static int run_set(void *arg, const char *name, const char *val,
 		o->wl.seed = v;
 	else if (!strcmp(name, "--dax-window"))
 		o->dax = (o->dax_window = v) != 0, o->dax_window_set = true;
+	else if (!strcmp(name, "--dax-stale"))
+		o->dax_stale = v ? (int)v : -1, o->dax_stale_set = true;
 	else if (!strcmp(name, "--poll-us"))
 		o->poll_us = v;
 	else if (!strcmp(name, "--inline"))
@@ -335,6 +344,9 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	if (vqf_cli_check_machine(o->queue_size, o->dax_window, o->dax,
 				  o->fs))
 		return VQF_CLI_EXIT_USAGE;
+	if (o->dax_stale_set && !o->dax)
+		return vqf_cli_bad_usage("--dax-stale: the guest has no "
+					 "window (--dax)");
 	/* One job per guest unless told otherwise. */
 	if (o->guests > 1 && !o->jobs_set)
 		o->wl.jobs = o->guests;
@@ -526,6 +538,12 @@ static void json_head(const struct run_opts *o, const struct vqf_wl_cfg *wl)
 		printf(",\n  \"dax_window\": %llu,\n",
 		       !o->dax ? 0ull : o->dax_window ? o->dax_window :
 		       VQF_CLI_DAX_WINDOW_DEFAULT);
+	/* --dax-stale as given; null: the guest's default bound */
+	if (o->dax_stale_set)
+		printf("  \"dax_stale\": %d,\n",
+		       o->dax_stale < 0 ? 0 : o->dax_stale);
+	else
+		printf("  \"dax_stale\": null,\n");
 }
 
 /* A mode's identity, its outcome and its phases, at @ind spaces. */
@@ -989,6 +1007,7 @@ static int run_one(const struct run_opts *o, const struct run_mode *m,
 	sc.ram = o->ram;
 	sc.guests = o->guests;
 	vqf_cli_dax_cfg(&sc, o->dax, o->dax_always, o->dax_window);
+	sc.cli.dax_stale = o->dax_stale;
 	vqf_cli_cache_cfg(&sc.cli, m->cache, m->writeback, o->timeout);
 	ret = vqf_sim_new(&sc, &s);
 	if (ret) {

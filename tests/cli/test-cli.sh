@@ -103,7 +103,7 @@ expect 0 "--help" --help
 grep -q -- "--queue-size" "$OUT" || fail "--help does not document --queue-size"
 for o in --shared --queues --threads --workload --files --size --bs \
 	 --jobs --backend --json --cache --writeback --timeout --plot --trace --dax --dax-window ls-l \
-	 auto+wb always+wb shared --guests --poll-us --handoff; do
+	 auto+wb always+wb shared --guests --poll-us --handoff --dax-stale; do
 	grep -q -- "$o" "$OUT" || fail "--help does not document $o"
 done
 grep -q -- "--dax\[=MODE\]" "$OUT" || fail "--help does not document --dax=MODE"
@@ -408,6 +408,33 @@ expect 0 "dax=always smallfile" run --shared "$D" --files 5 \
 expect_usage "unknown mode 'sometimes'" run --shared "$D" --dax=sometimes
 expect_usage "unknown mode ''" run --shared "$D" --dax=
 expect_usage "unexpected argument 'auto'" run --shared "$D" --dax auto
+# --dax-stale N: evicted files' ranges stay mapped until reused (at most
+# N; 0: none).  40 files through 32 ranges: at delete-renamed some 26
+# are mapped; without deferral each costs a REMOVEMAPPING, with the
+# default bound (8) a flush every 8 evictions.
+for n in 0 default; do
+	a=; [ "$n" = default ] || a="--dax-stale $n"
+	# shellcheck disable=SC2086
+	expect 0 "dax-stale $n" run --shared "$D" --files 40 --dax=always \
+		--quiet --json $a &&
+		python3 - "$OUT" "$n" > "$T/stale-$n" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = None if sys.argv[2] == "default" else int(sys.argv[2])
+assert d["dax_stale"] == want, d["dax_stale"]
+print([p["requests"] for p in d["phases"]
+       if p["name"] == "delete-renamed"][0])
+PY
+		fail "dax-stale $n: JSON"
+done
+if [ -s "$T/stale-0" ] && [ -s "$T/stale-default" ] &&
+	[ $(($(cat "$T/stale-0") - $(cat "$T/stale-default"))) -lt 15 ]; then
+	fail "dax-stale: delete-renamed sent $(cat "$T/stale-0") requests without deferral, $(cat "$T/stale-default") with it"
+fi
+expect_usage "--dax-stale: the guest has no window" run --shared "$D" \
+	--dax-stale 4
+expect_usage "--dax-stale: invalid value '40000'" run --shared "$D" --dax \
+	--dax-stale 40000
 expect_usage "--inline takes no value" run --shared "$D" --inline=yes
 
 # An empty shared directory stays empty.
