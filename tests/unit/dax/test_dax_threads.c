@@ -17,6 +17,14 @@
  * the end, after evicting everything, the files hold every last write.
  * Bounded: fixed op counts, and every wait gives up (test failure) after
  * 10 s.  Registered with HELGRIND.
+ *
+ * test_stale: deferred teardown (cfg.stale_max) under the same device:
+ * each thread reads and writes its own file, evicts it now and then
+ * (read-only ranges go stale, writable ones must be written back at
+ * once) and flushes the stale ranges; other threads' setups replace
+ * stale mappings concurrently.  Checked as above, plus: a flush never
+ * removes a range someone set up again (its user would see poison, or
+ * the removal would hit a range in use), and writes survive evictions.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +55,7 @@ struct t_inode {
 	pthread_rwlock_t l;
 	pthread_mutex_t pin_mu;
 	int pins;
+	bool dying;		/* pin_mu: being evicted, inode_get fails */
 	u8 file[FILE_SIZE];	/* the host file; device lock */
 };
 
@@ -71,6 +80,7 @@ static struct {
 	unsigned int dev_errors;	/* dmu */
 	u8 window[NRANGES * RSIZE];
 	struct t_inode ino[NINO];
+	struct t_inode own[NT];	/* test_stale: one file per thread */
 	/* results */
 	unsigned int wait_timeouts;	/* wmu */
 } T;
@@ -78,6 +88,20 @@ static struct {
 static struct t_inode *t_ino(struct vqf_dax_inode *di)
 {
 	return (struct t_inode *)((char *)di - offsetof(struct t_inode, di));
+}
+
+/* The inode a device mapping was set up for (dmu held); NULL: none. */
+static struct t_inode *t_by_nodeid(u64 nodeid)
+{
+	int i;
+
+	for (i = 0; i < NINO; i++)
+		if (T.ino[i].di.nodeid == nodeid)
+			return &T.ino[i];
+	for (i = 0; i < NT; i++)
+		if (T.own[i].di.nodeid == nodeid)
+			return &T.own[i];
+	return NULL;
 }
 
 static void deadline(struct timespec *ts, int sec)
@@ -131,11 +155,14 @@ static void o_iunlock(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 static bool o_iget(struct vqf_dax_window *w, struct vqf_dax_inode *di)
 {
 	struct t_inode *ti = t_ino(di);
+	bool ok;
 
 	pthread_mutex_lock(&ti->pin_mu);
-	ti->pins++;
+	ok = !ti->dying;
+	if (ok)
+		ti->pins++;
 	pthread_mutex_unlock(&ti->pin_mu);
-	return true;
+	return ok;
 }
 
 static void o_iput(struct vqf_dax_window *w, struct vqf_dax_inode *di)
@@ -219,6 +246,13 @@ static int o_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	u32 i, count;
 	int ret;
 
+	/*
+	 * A flush's round trip takes a while: long enough for another
+	 * thread to set a range up, were the flush's ranges not off the
+	 * free side while it is in flight.
+	 */
+	if (!di)
+		usleep(30);
 	pthread_mutex_lock(&T.dmu);
 	if (in->count > NRANGES) {
 		T.dev_errors++;
@@ -236,12 +270,21 @@ static int o_remove(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	}
 	for (i = 0; i < count; i++) {
 		u64 mo = ents[i].moffset;
+		struct t_inode *owner;
 
 		if (T.in_use[mo / RSIZE])
 			T.bad_remove++;
 		d = vqf_dax_dev_lookup(&T.dev, mo);
-		if (d->flags & FUSE_SETUPMAPPING_FLAG_WRITE)
-			memcpy(t_ino(di)->file + d->foffset, T.window + mo,
+		/*
+		 * Written back to the file the mapping shows (a flush of
+		 * stale ranges comes with di NULL): only a writable one
+		 * has anything to write, and a flush must never see one.
+		 */
+		owner = t_by_nodeid(d->nodeid);
+		if ((d->flags & FUSE_SETUPMAPPING_FLAG_WRITE) && !di)
+			T.dev_errors++;
+		else if (d->flags & FUSE_SETUPMAPPING_FLAG_WRITE)
+			memcpy(owner->file + d->foffset, T.window + mo,
 			       ents[i].len);
 		memset(T.window + mo, POISON, ents[i].len);
 	}
@@ -518,10 +561,194 @@ static void test_pressure(void **state)
 	assert_true(st.reclaimed_bg + st.reclaimed_direct > NRANGES * 2);
 }
 
+/* ---- deferred teardown ---- */
+
+#define OWN_BLKS	(FILE_SIZE / BLK)
+
+/* Evict @ti as evict_inode would: no new pins, wait for the worker's. */
+static long own_evict(struct t_inode *ti, struct fuse_removemapping_one *sc,
+		      u32 n)
+{
+	long ret;
+
+	pthread_mutex_lock(&ti->pin_mu);
+	ti->dying = true;
+	while (ti->pins) {
+		pthread_mutex_unlock(&ti->pin_mu);
+		usleep(10);
+		pthread_mutex_lock(&ti->pin_mu);
+	}
+	pthread_mutex_unlock(&ti->pin_mu);
+	ret = vqf_dax_inode_evict(&T.w, &ti->di, sc, n);
+	/*
+	 * The same file comes back in the same struct, its tree empty (not
+	 * re-initialised: the device reads the nodeid under its own lock).
+	 */
+	pthread_mutex_lock(&ti->pin_mu);
+	ti->dying = false;
+	pthread_mutex_unlock(&ti->pin_mu);
+	return ret;
+}
+
+struct suser {
+	pthread_t th;
+	int id;
+	unsigned int ops;
+	struct dax_rand rnd;
+	u8 shadow[OWN_BLKS];	/* the file's bytes as this thread wrote them */
+	unsigned int errors, evicts, flushes;
+};
+
+static void *stale_main(void *arg)
+{
+	static struct fuse_removemapping_one scratch[NT][NRANGES];
+	struct suser *u = arg;
+	struct t_inode *ti = &T.own[u->id];
+	struct vqf_dax_map m;
+	unsigned int n;
+	int k, ret;
+
+	for (n = 0; n < u->ops; n++) {
+		unsigned int op = (unsigned int)dax_rand_below(&u->rnd, 100);
+		u64 b = dax_rand_below(&u->rnd, OWN_BLKS);
+		bool write = op < 25;
+		u8 *p;
+
+		if (op >= 94) {
+			if (own_evict(ti, scratch[u->id],
+				      1 + (u32)dax_rand_below(&u->rnd,
+							     NRANGES)) < 0)
+				u->errors++;
+			u->evicts++;
+			continue;
+		}
+		if (op >= 91) {
+			if (vqf_dax_flush_stale(&T.w, scratch[u->id],
+					1 + (u32)dax_rand_below(&u->rnd,
+								NRANGES)) < 0)
+				u->errors++;
+			u->flushes++;
+			continue;
+		}
+		ret = vqf_dax_map_begin(&T.w, &ti->di, b * BLK,
+					write ? VQF_DAX_MAP_WRITE : 0, &m);
+		if (ret) {
+			u->errors++;
+			continue;
+		}
+		pthread_mutex_lock(&T.dmu);
+		T.in_use[m.moffset / RSIZE]++;
+		pthread_mutex_unlock(&T.dmu);
+		p = T.window + m.moffset;
+		if (write)
+			memset(p, u->shadow[b] = (u8)(1 + dax_rand_below(
+				&u->rnd, 250)), BLK);
+		else
+			for (k = 0; k < BLK; k++)
+				if (p[k] != u->shadow[b])
+					u->errors++;
+		if (dax_rand_below(&u->rnd, 8) == 0)
+			usleep(20);
+		pthread_mutex_lock(&T.dmu);
+		T.in_use[m.moffset / RSIZE]--;
+		pthread_mutex_unlock(&T.dmu);
+		vqf_dax_map_end(&T.w, &m);
+	}
+	return NULL;
+}
+
+static void test_stale(void **state)
+{
+	static struct suser users[NT];
+	static struct fuse_removemapping_one scratch[VQF_REMOVEMAPPING_MAX];
+	struct vqf_dax_config cfg = {
+		.window_size = NRANGES * RSIZE,
+		.range_size = RSIZE,
+		.reclaim_chunk = 2,
+		.stale_max = NRANGES / 2,
+	};
+	u64 seed = dax_test_seed(0x57a1e, "dax-threads stale");
+	unsigned int ops = dax_under_valgrind() ? 300 : 6000;
+	struct vqf_dax_stats st;
+	pthread_t wth;
+	const char *why;
+	int t, k;
+
+	(void)state;
+	memset(&T, 0, sizeof(T));
+	pthread_mutex_init(&T.wmu, NULL);
+	pthread_cond_init(&T.free_cv, NULL);
+	pthread_mutex_init(&T.kmu, NULL);
+	pthread_cond_init(&T.kcv, NULL);
+	pthread_mutex_init(&T.dmu, NULL);
+	assert_int_equal(vqf_dax_window_init(&T.w, &cfg, T.ranges, NRANGES,
+					     &t_ops, NULL), 0);
+	assert_int_equal(vqf_dax_dev_map_init(&T.dev, cfg.window_size,
+					      PAGE_SIZE, T.slots, NRANGES), 0);
+	memset(T.window, POISON, sizeof(T.window));
+	for (t = 0; t < NT; t++) {
+		vqf_dax_inode_init(&T.own[t].di, 20 + t, ~0ULL);
+		pthread_rwlock_init(&T.own[t].m, NULL);
+		pthread_rwlock_init(&T.own[t].l, NULL);
+		pthread_mutex_init(&T.own[t].pin_mu, NULL);
+		/* the file starts as the shadow says: zeroes */
+	}
+	assert_int_equal(pthread_create(&wth, NULL, worker, NULL), 0);
+	for (t = 0; t < NT; t++) {
+		memset(&users[t], 0, sizeof(users[t]));
+		users[t].id = t;
+		users[t].ops = ops;
+		users[t].rnd.s = seed * 1000 + t;
+		assert_int_equal(pthread_create(&users[t].th, NULL, stale_main,
+						&users[t]), 0);
+	}
+	for (t = 0; t < NT; t++)
+		pthread_join(users[t].th, NULL);
+	pthread_mutex_lock(&T.kmu);
+	T.stop = true;
+	pthread_cond_signal(&T.kcv);
+	pthread_mutex_unlock(&T.kmu);
+	pthread_join(wth, NULL);
+
+	for (t = 0; t < NT; t++)
+		assert_true(own_evict(&T.own[t], scratch, NRANGES) >= 0);
+	assert_true(vqf_dax_flush_stale(&T.w, scratch, NRANGES) >= 0);
+	assert_int_equal(vqf_dax_nr_stale(&T.w), 0);
+	assert_int_equal(T.bad_remove, 0);
+	assert_int_equal(T.dev_errors, 0);
+	assert_int_equal(T.wait_timeouts, 0);
+	assert_int_equal(T.dev.nr_used, 0);
+	assert_int_equal(vqf_dax_nr_free(&T.w), NRANGES);
+	assert_int_equal(vqf_dax_window_check(&T.w, &why), 0);
+	for (t = 0; t < NT; t++) {
+		assert_int_equal(users[t].errors, 0);
+		assert_int_equal(T.own[t].pins, 0);
+		for (k = 0; k < (int)FILE_SIZE; k++)
+			if (T.own[t].file[k] != users[t].shadow[k / BLK])
+				fail_msg("file %d byte %d: %u, want %u", t, k,
+					 T.own[t].file[k],
+					 users[t].shadow[k / BLK]);
+	}
+	vqf_dax_stats_read(&T.w, &st);
+	print_message("dax-threads stale: %u ops x %d threads: setups %llu deferred %llu reused %llu flushed %llu in %llu requests, removed %llu, reclaimed bg %llu direct %llu\n",
+		      ops, NT, (unsigned long long)st.setups,
+		      (unsigned long long)st.stale_deferred,
+		      (unsigned long long)st.stale_reused,
+		      (unsigned long long)st.stale_flushed,
+		      (unsigned long long)st.stale_flushes,
+		      (unsigned long long)st.removed,
+		      (unsigned long long)st.reclaimed_bg,
+		      (unsigned long long)st.reclaimed_direct);
+	/* every part of the rule ran, concurrently with the rest */
+	assert_true(st.stale_deferred && st.stale_reused && st.stale_flushed);
+	assert_true(st.reclaimed_bg + st.reclaimed_direct > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pressure),
+		cmocka_unit_test(test_stale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
