@@ -334,6 +334,47 @@ static void *worker(void *arg)
 	}
 }
 
+/*
+ * A fresh window of @cfg and its device, @n inodes at @ino with nodeids
+ * from @nodeid, and the reclaim worker (returned) started.
+ */
+static pthread_t t_start(const struct vqf_dax_config *cfg,
+			 struct t_inode *ino, int n, u64 nodeid)
+{
+	pthread_t wth;
+	int i;
+
+	memset(&T, 0, sizeof(T));
+	pthread_mutex_init(&T.wmu, NULL);
+	pthread_cond_init(&T.free_cv, NULL);
+	pthread_mutex_init(&T.kmu, NULL);
+	pthread_cond_init(&T.kcv, NULL);
+	pthread_mutex_init(&T.dmu, NULL);
+	assert_int_equal(vqf_dax_window_init(&T.w, cfg, T.ranges, NRANGES,
+					     &t_ops, NULL), 0);
+	assert_int_equal(vqf_dax_dev_map_init(&T.dev, cfg->window_size,
+					      PAGE_SIZE, T.slots, NRANGES), 0);
+	memset(T.window, POISON, sizeof(T.window));
+	for (i = 0; i < n; i++) {
+		vqf_dax_inode_init(&ino[i].di, nodeid + i, ~0ULL);
+		pthread_rwlock_init(&ino[i].m, NULL);
+		pthread_rwlock_init(&ino[i].l, NULL);
+		pthread_mutex_init(&ino[i].pin_mu, NULL);
+	}
+	assert_int_equal(pthread_create(&wth, NULL, worker, NULL), 0);
+	return wth;
+}
+
+/* The users are done: stop the worker. */
+static void t_stop(pthread_t wth)
+{
+	pthread_mutex_lock(&T.kmu);
+	T.stop = true;
+	pthread_cond_signal(&T.kcv);
+	pthread_mutex_unlock(&T.kmu);
+	pthread_join(wth, NULL);
+}
+
 struct user {
 	pthread_t th;
 	int id;
@@ -481,25 +522,7 @@ static void test_pressure(void **state)
 	int i, t;
 	u64 b;
 
-	memset(&T, 0, sizeof(T));
-	pthread_mutex_init(&T.wmu, NULL);
-	pthread_cond_init(&T.free_cv, NULL);
-	pthread_mutex_init(&T.kmu, NULL);
-	pthread_cond_init(&T.kcv, NULL);
-	pthread_mutex_init(&T.dmu, NULL);
-	assert_int_equal(vqf_dax_window_init(&T.w, &cfg, T.ranges, NRANGES,
-					     &t_ops, NULL), 0);
-	assert_int_equal(vqf_dax_dev_map_init(&T.dev, cfg.window_size,
-					      PAGE_SIZE, T.slots, NRANGES), 0);
-	memset(T.window, POISON, sizeof(T.window));
-	for (i = 0; i < NINO; i++) {
-		vqf_dax_inode_init(&T.ino[i].di, 10 + i, ~0ULL);
-		pthread_rwlock_init(&T.ino[i].m, NULL);
-		pthread_rwlock_init(&T.ino[i].l, NULL);
-		pthread_mutex_init(&T.ino[i].pin_mu, NULL);
-	}
-
-	assert_int_equal(pthread_create(&wth, NULL, worker, NULL), 0);
+	wth = t_start(&cfg, T.ino, NINO, 10);
 	for (t = 0; t < NT; t++) {
 		memset(&users[t], 0, sizeof(users[t]));
 		users[t].id = t;
@@ -510,11 +533,7 @@ static void test_pressure(void **state)
 	}
 	for (t = 0; t < NT; t++)
 		pthread_join(users[t].th, NULL);
-	pthread_mutex_lock(&T.kmu);
-	T.stop = true;
-	pthread_cond_signal(&T.kcv);
-	pthread_mutex_unlock(&T.kmu);
-	pthread_join(wth, NULL);
+	t_stop(wth);
 
 	/* quiescent: evict everything, then the files hold every write */
 	for (i = 0; i < NINO; i++)
@@ -675,25 +694,8 @@ static void test_stale(void **state)
 	int t, k;
 
 	(void)state;
-	memset(&T, 0, sizeof(T));
-	pthread_mutex_init(&T.wmu, NULL);
-	pthread_cond_init(&T.free_cv, NULL);
-	pthread_mutex_init(&T.kmu, NULL);
-	pthread_cond_init(&T.kcv, NULL);
-	pthread_mutex_init(&T.dmu, NULL);
-	assert_int_equal(vqf_dax_window_init(&T.w, &cfg, T.ranges, NRANGES,
-					     &t_ops, NULL), 0);
-	assert_int_equal(vqf_dax_dev_map_init(&T.dev, cfg.window_size,
-					      PAGE_SIZE, T.slots, NRANGES), 0);
-	memset(T.window, POISON, sizeof(T.window));
-	for (t = 0; t < NT; t++) {
-		vqf_dax_inode_init(&T.own[t].di, 20 + t, ~0ULL);
-		pthread_rwlock_init(&T.own[t].m, NULL);
-		pthread_rwlock_init(&T.own[t].l, NULL);
-		pthread_mutex_init(&T.own[t].pin_mu, NULL);
-		/* the file starts as the shadow says: zeroes */
-	}
-	assert_int_equal(pthread_create(&wth, NULL, worker, NULL), 0);
+	/* each file starts as its thread's shadow says: zeroes */
+	wth = t_start(&cfg, T.own, NT, 20);
 	for (t = 0; t < NT; t++) {
 		memset(&users[t], 0, sizeof(users[t]));
 		users[t].id = t;
@@ -704,11 +706,7 @@ static void test_stale(void **state)
 	}
 	for (t = 0; t < NT; t++)
 		pthread_join(users[t].th, NULL);
-	pthread_mutex_lock(&T.kmu);
-	T.stop = true;
-	pthread_cond_signal(&T.kcv);
-	pthread_mutex_unlock(&T.kmu);
-	pthread_join(wth, NULL);
+	t_stop(wth);
 
 	for (t = 0; t < NT; t++)
 		assert_true(own_evict(&T.own[t], scratch, NRANGES) >= 0);
