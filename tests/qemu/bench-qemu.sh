@@ -12,6 +12,27 @@
 # VQF_BENCH_DAX=1 measures virtiofs with a DAX window instead (see
 # bench-dax.sh and docs/qemu-tests.md); VQF_BENCH_GUESTS=1 runs the
 # two-guest benchmark (bench-guests.sh BINDIR [NFILES [CHUNKS]]).
+#
+# VQF_BENCH_PAIRED=1: vqfuse against the in-tree virtiofs without
+# reloading anything between rounds.  The guest gets two virtio-fs devices
+# (two daemons, one folder each); vqfuse.ko drives one, the in-tree
+# virtiofs.ko the other (virtiofs-vqf: rebuilt over the same patched
+# fuse.ko when VQF_KO_DIR has one, else the kernel's own virtiofs), both
+# mounted at once, and the rounds alternate between them.  What differs
+# between the two columns is then the transport alone: one fuse.ko, one
+# module placement and interrupt setup for the whole boot, while a
+# reloading round changes all three (compare virtiofs-vqf/vfs in a
+# reloading run, VQF_BENCH_FS="virtiofs virtiofs-vqf").  The two devices'
+# request interrupts land on different CPUs unless VQF_BENCH_IRQ_CPU=N
+# moves both to guest CPU N (see the "request irq" table; with
+# VQF_BENCH_CPU=N too, every completion is on the workload's CPU).
+# VQF_BENCH_PAIR_SWAP=1 gives vqfuse the second device instead of the
+# first, to tell a driver from a device or daemon that is slower.  After
+# the rounds, "vqf-bench pair" times single requests (a forced GETATTR, a
+# 4 KiB O_DIRECT READ) alternating between the mounts every 200 requests
+# for VQF_BENCH_PAIR_CHUNKS (100) pairs: the ratio of the two drivers'
+# round trip under the same host conditions (the "pair" lines).
+# tests/qemu/bench-pool.sh pools the rounds of several such runs.
 set -u
 VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
 VQF_QEMU_BIN=$(cd "$1" && pwd)
@@ -33,16 +54,37 @@ fi
 
 ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
 fss=${VQF_BENCH_FS:-virtiofs 9p}
+paired=${VQF_BENCH_PAIRED:-0}
+# the driver every ratio is taken against
+ref=virtiofs
 if [ -f "$ko/vqfuse.ko" ]; then
 	fss="vqfuse $fss"
 else
 	echo "bench-qemu: no $ko/vqfuse.ko, measuring $fss only" >&2
 fi
+if [ "$paired" = 1 ]; then
+	[ -f "$ko/vqfuse.ko" ] || vqf_die "VQF_BENCH_PAIRED=1 needs $ko/vqfuse.ko"
+	[ "${VQF_BENCH_STAGES:-0}" = 1 ] &&
+		vqf_die "VQF_BENCH_PAIRED=1 has no VQF_BENCH_STAGES"
+	ref=virtiofs
+	[ -f "$ko/fuse.ko" ] && ref=virtiofs-vqf
+	fss="vqfuse $ref"
+fi
 
 W=$VQF_QEMU_BIN/work/bench
 rm -rf "$W"
 mkdir -p "$W/shared"
-trap 'vqf_stop_virtiofsd' EXIT INT TERM
+pid2=
+stop_daemons()
+{
+	vqf_stop_virtiofsd
+	if [ -n "$pid2" ]; then
+		VQF_VIRTIOFSD_PID=$pid2
+		pid2=
+		vqf_stop_virtiofsd
+	fi
+}
+trap 'stop_daemons' EXIT INT TERM
 "$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared/seq64.bin" 64 || exit 1
 
 # VQF_BENCH_TRACE=1: count the FUSE requests of each smallfile phase
@@ -92,13 +134,14 @@ while [ \$r -le $rounds ]; do
 	for fs in \$order; do
 		echo \"VQF-BENCH-FS \$fs round \$r\"
 		vqf_fs_load \$fs && vqf_mount \$fs || { echo '# mount failed'; exit 1; }
+		vqf_irq_mark
 		$trace_on
 		$pin vqf-bench smallfile \$MNT/sf-\$fs-\$r $n || exit 1
 		$trace_off
 		$stages
 		$pin vqf-bench seqread \$MNT/seq64.bin || exit 1
 		if [ \$fs = vqfuse ]; then vqf_vqfuse_counters; fi
-		grep -E 'CPU|virtio' /proc/interrupts | sed 's/^/# irq: /'
+		vqf_irq_since
 		for d in /sys/bus/virtio/devices/*; do
 			[ \"\$(cat \$d/device)\" = 0x001a ] &&
 				echo \"# features: \$(cat \$d/features)\"
@@ -108,6 +151,41 @@ while [ \$r -le $rounds ]; do
 	r=\$((r + 1))
 done"
 
+if [ "$paired" = 1 ]; then
+	# then one request type at a time, alternating every 200 requests
+	pair_chunks=${VQF_BENCH_PAIR_CHUNKS:-100}
+	script="VQF_BENCH_IRQ_CPU=${VQF_BENCH_IRQ_CPU:-}
+VQF_BENCH_PAIR_SWAP=${VQF_BENCH_PAIR_SWAP:-0}
+vqf_pair_load $ref || exit 1
+r=1
+while [ \$r -le $rounds ]; do
+	order='vqfuse $ref'
+	[ \$((r % 2)) = 0 ] && order='$ref vqfuse'
+	for fs in \$order; do
+		echo \"VQF-BENCH-FS \$fs round \$r\"
+		vqf_irq_mark
+		$trace_on
+		$pin vqf-bench smallfile \$MNT/\$fs/sf-\$r $n || exit 1
+		$trace_off
+		$pin vqf-bench seqread \$MNT/\$fs/seq64.bin || exit 1
+		vqf_irq_since
+	done
+	r=\$((r + 1))
+done
+for op in getattr read4k; do
+	$pin vqf-bench pair \$op \$MNT/vqfuse/seq64.bin \$MNT/$ref/seq64.bin \
+		200 $pair_chunks || exit 1
+done
+vqf_vqfuse_counters
+umount \$MNT/vqfuse && umount \$MNT/$ref"
+	mkdir -p "$W/shared2"
+	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared2/seq64.bin" 64 || exit 1
+	vqf_start_virtiofsd "$W/shared2" "$W/vfs2.sock" "$W/virtiofsd2.log"
+	pid2=$VQF_VIRTIOFSD_PID
+	VQF_QEMU_EXTRA="-chardev socket,id=vfs2,path=$W/vfs2.sock -device vhost-user-fs-pci,chardev=vfs2,tag=${VQF_TAG}2,num-request-queues=$VQF_QEMU_NREQ${VQF_QEMU_DEVOPTS:-}"
+	export VQF_QEMU_EXTRA
+fi
+
 vqf_mkinitramfs "$W"
 vqf_add_run_script "$W" "$script"
 vqf_start_virtiofsd "$W/shared" "$W/vfs.sock" "$W/virtiofsd.log"
@@ -116,7 +194,7 @@ VQF_QEMU_TIMEOUT=${VQF_QEMU_TIMEOUT:-1800} \
 	vqf_run_qemu "$W/boot.cpio" "$W/vfs.sock" "$W/shared" \
 	>"$W/console.log" 2>&1 </dev/null
 qrc=$?
-vqf_stop_virtiofsd
+stop_daemons
 sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r$//' "$W/console.log" >"$W/console.txt"
 if [ $qrc != 0 ] || ! grep -q '^VQF-GUEST-EXIT rc=0' "$W/console.txt" ||
    ! vqf_scan_console "$W/console.txt"; then
@@ -126,7 +204,7 @@ if [ $qrc != 0 ] || ! grep -q '^VQF-GUEST-EXIT rc=0' "$W/console.txt" ||
 fi
 
 # Best round per (fs, figure); ratios against in-tree virtiofs and 9p.
-awk -v fss="$fss" '
+awk -v fss="$fss" -v ref="$ref" '
 /^VQF-BENCH-FS / { fs = $2; rnd = $4; if (rnd > nr) nr = rnd; next }
 /^BENCH smallfile / {
 	split($6, v, "="); key = fs SUBSEP $3
@@ -156,7 +234,7 @@ END {
 		unit = (m[j] == "seqread") ? "MB/s" : "ops/s"
 		printf "%-14s", m[j] " " unit
 		for (i = 1; i <= nf; i++) printf " %12.1f", best[f[i], m[j]]
-		vfs = best["virtiofs", m[j]]; p9 = best["9p", m[j]]
+		vfs = best[ref, m[j]]; p9 = best["9p", m[j]]
 		if (has_vq) printf " %10.2fx", \
 			vfs ? best["vqfuse", m[j]] / vfs : 0
 		if (has_vq && has_9p) printf " %10.2fx", \
@@ -166,15 +244,15 @@ END {
 	}
 	# Rounds run back to back, so the ratio within a round compares the two
 	# drivers under about the same load; the median of those is steadier
-	# than the ratio of bests.  Every driver but virtiofs and 9p gets one:
+	# than the ratio of bests.  Every driver but ref and 9p gets one:
 	# with virtiofs-vqf (in-tree virtiofs.ko over our fuse.ko) beside
 	# vqfuse, a loss splits into the part of fuse.ko and that of the
 	# transport.
-	if (!("virtiofs" in inset))
+	if (!(ref in inset))
 		exit
 	for (i = 1; i <= nf; i++) {
 		x = f[i]
-		if (x == "virtiofs" || x == "9p")
+		if (x == ref || x == "9p")
 			continue
 		printf "\n%-14s", x "/vfs"
 		for (r = 1; r <= nr; r++) printf " %6s", "r" r
@@ -183,7 +261,7 @@ END {
 			printf "%-14s", m[j]
 			k = 0
 			for (r = 1; r <= nr; r++) {
-				a = val[x, r, m[j]]; b = val["virtiofs", r, m[j]]
+				a = val[x, r, m[j]]; b = val[ref, r, m[j]]
 				if (!a || !b) { printf " %6s", "-"; continue }
 				q = a / b; printf " %5.2fx", q
 				for (l = k++; l > 0 && rs[l - 1] > q; l--)
@@ -201,7 +279,7 @@ END {
 # the interrupt and completion work included), median over the rounds;
 # and with VQF_BENCH_STAGES=1 the stage medians (median over the rounds
 # of each round's median).
-awk -v fss="$fss" '
+awk -v fss="$fss" -v ref="$ref" '
 function med(key,    n, i, j, a, t) {
 	n = split(vals[key], a, " ")
 	for (i = 2; i <= n; i++)
@@ -228,19 +306,19 @@ function add(key, v) { vals[key] = vals[key] (key in vals ? " " : "") v }
 END {
 	nm = split("create stat read append rename delete all", m, " ")
 	if (("cpu" SUBSEP "vqfuse" SUBSEP "all") in vals &&
-	    ("cpu" SUBSEP "virtiofs" SUBSEP "all") in vals) {
-		printf "\n%-14s %9s %9s %11s\n", "guest CPU", "vqfuse",
-		       "virtiofs", "vqfuse/vfs"
+	    ("cpu" SUBSEP ref SUBSEP "all") in vals) {
+		printf "\n%-14s %9s %12s %11s\n", "guest CPU", "vqfuse",
+		       ref, "vqfuse/vfs"
 		for (j = 1; j <= nm; j++) {
 			a = med("cpu" SUBSEP "vqfuse" SUBSEP m[j])
-			b = med("cpu" SUBSEP "virtiofs" SUBSEP m[j])
-			printf "%-14s %9.1f %9.1f %10.2fx\n", m[j] " us/op",
+			b = med("cpu" SUBSEP ref SUBSEP m[j])
+			printf "%-14s %9.1f %12.1f %10.2fx\n", m[j] " us/op",
 			       a, b, b ? a / b : 0
 		}
 		a = med("cpu" SUBSEP "vqfuse" SUBSEP "seqread")
-		b = med("cpu" SUBSEP "virtiofs" SUBSEP "seqread")
+		b = med("cpu" SUBSEP ref SUBSEP "seqread")
 		if (a != "" && b != "")
-			printf "%-14s %9.1f %9.1f %10.2fx\n", "seqread us/MB",
+			printf "%-14s %9.1f %12.1f %10.2fx\n", "seqread us/MB",
 			       a, b, b ? a / b : 0
 	}
 	if (!stages)
@@ -268,10 +346,23 @@ END {
 	       "of all; xcpu: of those, completed on another CPU)\n"
 }' "$W/console.txt" | tee -a "$W/table.txt"
 
-# Which guest CPU took each round's request-queue interrupts: every load
-# requests the vectors anew (their counts start at 0), and a completion
-# on the workload's own CPU saves a cross-CPU wake-up per request, so a
-# driver whose interrupt moves between loads moves between two speeds.
+# The paired mode's single-request comparison.
+grep '^BENCH pair ' "$W/console.txt" | awk -v ref="$ref" '
+NR == 1 {
+	printf "\n%-14s %9s %12s %9s %7s %7s\n", "request", "vqfuse us",
+	       ref " us", "vqfuse/" (ref == "virtiofs" ? "vfs" : "ref"), "q1", "q3"
+}
+{
+	for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	printf "%-14s %9.1f %12.1f %8.3fx %6.3fx %6.3fx\n", $3, v["a_us"],
+	       v["b_us"], v["ratio"], v["q1"], v["q3"]
+}' | tee -a "$W/table.txt"
+
+# Which guest CPU took each round's request-queue interrupts (the guest
+# prints what each counter gained during the round: vqf_irq_since).  A
+# completion on the workload's own CPU saves a cross-CPU wake-up per
+# request, so a driver whose interrupt moved between loads would move
+# between two speeds.
 # "CPU1 98%" = CPU1 took 98 % of that round's request interrupts.
 awk '
 /^VQF-BENCH-FS / {

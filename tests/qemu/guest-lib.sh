@@ -104,6 +104,87 @@ vqf_fs_unload()
 	vqf_rmmod fuse
 }
 
+# vqf_pair_load OTHER: bench-qemu's paired mode (VQF_BENCH_PAIRED=1).
+# The guest has two virtio-fs devices, tags $VQF_TAG and ${VQF_TAG}2:
+# vqfuse.ko binds every one, then the last is moved to OTHER (virtiofs-vqf,
+# the in-tree virtiofs.ko over the same patched fuse.ko; or virtiofs where
+# fuse.ko is the kernel's own); vqfuse is mounted on $MNT/vqfuse, OTHER on
+# $MNT/OTHER.  Nothing is loaded again until the guest ends, so both
+# drivers run with one module placement, one interrupt setup, one fuse.ko.
+# The allocator gives the two devices' request interrupts different CPUs
+# (one of them the workload's, whose completions then wake it without an
+# IPI: stat 0.53x in the first paired run), so with VQF_BENCH_IRQ_CPU=N
+# every queue's interrupt (hiprio too) is moved to CPU N (not for a
+# managed interrupt, 6.12's: that is said, and the run goes on).
+vqf_pair_load()
+{
+	vqf_fs_load vqfuse || return 1
+	case $1 in
+	virtiofs-vqf) insmod /lib/vqf/virtiofs-vqf.ko || return 1 ;;
+	virtiofs) vqf_builtin virtiofs || vqf_modset virtiofs || return 1 ;;
+	*) echo "# vqf_pair_load: no driver $1"; return 1 ;;
+	esac
+	# VQF_BENCH_PAIR_SWAP=1: OTHER gets the first device instead, to
+	# tell a driver from a device (PCI slot, daemon) that is slower
+	vqf_pair_dev=
+	for vqf_dev in /sys/bus/virtio/devices/virtio*; do
+		[ "$(cat "$vqf_dev/device")" = 0x001a ] || continue
+		[ "${VQF_BENCH_PAIR_SWAP:-0}" = 1 ] && [ -n "$vqf_pair_dev" ] &&
+			continue
+		vqf_pair_dev=${vqf_dev##*/}
+	done
+	echo "$vqf_pair_dev" >/sys/bus/virtio/drivers/vqfuse/unbind &&
+		echo "$vqf_pair_dev" >/sys/bus/virtio/drivers/virtiofs/bind || {
+		echo "# $vqf_pair_dev: vqfuse -> $1 failed"
+		return 1
+	}
+	mkdir -p "$MNT/vqfuse" "$MNT/$1"
+	# which tag sits on which device is PCI order; a mount tells
+	for vqf_t in "$VQF_TAG" "${VQF_TAG}2"; do
+		mount -t vqfuse "$vqf_t" "$MNT/vqfuse" 2>/dev/null || continue
+		[ "$vqf_t" = "$VQF_TAG" ] && vqf_t=${VQF_TAG}2 || vqf_t=$VQF_TAG
+		mount -t virtiofs "$vqf_t" "$MNT/$1" || {
+			umount "$MNT/vqfuse"
+			break
+		}
+		[ -z "${VQF_BENCH_IRQ_CPU:-}" ] && return 0
+		grep -E 'virtio[0-9]+-(requests|hiprio)' /proc/interrupts |
+		while read -r vqf_irq vqf_rest; do
+			vqf_irq=${vqf_irq%:}
+			echo "$VQF_BENCH_IRQ_CPU" \
+				>"/proc/irq/$vqf_irq/smp_affinity_list" 2>/dev/null ||
+				echo "# irq $vqf_irq stays where the kernel put it"
+		done
+		return 0
+	done
+	echo "# vqf_pair_load: mounting vqfuse and $1 failed"
+	return 1
+}
+
+# vqf_irq_mark / vqf_irq_since: "# irq:" lines of the virtio interrupts
+# taken since the mark, per CPU (/proc/interrupts counts from the vector's
+# request, which a paired run makes once).
+vqf_irq_mark()
+{
+	grep virtio /proc/interrupts >/tmp/vqf-irq0
+}
+
+vqf_irq_since()
+{
+	grep CPU /proc/interrupts | sed 's/^/# irq: /'
+	grep virtio /proc/interrupts | awk '
+	NR == FNR { for (i = 2; i < NF; i++) was[$1, i] = $i; next }
+	{
+		line = $1
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^[0-9]+$/ && (($1, i) in was))
+				line = line " " ($i - was[$1, i])
+			else
+				line = line " " $i
+		print "# irq: " line
+	}' /tmp/vqf-irq0 -
+}
+
 # vqf_mount FSTYPE: on /mnt, with the options in VQF_MOUNT_OPTS (e.g.
 # dax=always), which /proc/mounts must then show.
 vqf_mount()

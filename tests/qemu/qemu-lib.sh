@@ -26,6 +26,7 @@
 #                  one that scripts/build-qemu.sh makes, see qemu/)
 #   VQF_QEMU_DEVOPTS  appended to the -device vhost-user-fs-pci options
 #                  (e.g. ",cache-size=32M" with the patched QEMU)
+#   VQF_QEMU_EXTRA    more QEMU arguments, split at blanks
 #   VQF_DAEMON     the vhost-user back-end: virtiofsd (default, QEMU's C
 #                  virtiofsd), sim (vqfuse-sim vhost-user, from
 #                  VQF_SIM_BIN, default <build>/sim/cli/vqfuse-sim) or
@@ -325,6 +326,9 @@ vqf_run_qemu()
 		-numa node,memdev=mem \
 		-chardev "socket,id=vfs,path=$sock" \
 		-device "vhost-user-fs-pci,chardev=vfs,tag=$VQF_TAG,num-request-queues=$VQF_QEMU_NREQ${VQF_QEMU_DEVOPTS:-}"
+	# VQF_QEMU_EXTRA: more arguments (bench-qemu's second device)
+	# shellcheck disable=SC2086
+	[ -n "${VQF_QEMU_EXTRA:-}" ] && set -- "$@" $VQF_QEMU_EXTRA
 	if [ -n "$ninep" ]; then
 		set -- "$@" -virtfs \
 			"local,path=$ninep,mount_tag=$VQF_9P_TAG,security_model=none"

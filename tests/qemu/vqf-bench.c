@@ -31,6 +31,15 @@
  *                                  page touched once first (untimed), so
  *                                  the figure is the copy without faults
  *                                  or syscalls.  "BENCH psyncop mmapread"
+ *   vqf-bench pair OP A B CHUNK CHUNKS  one request type on two mounts
+ *                                  (A, B: a file on each), alternating in
+ *                                  chunks of CHUNK operations, CHUNKS
+ *                                  pairs: OP getattr (statx forced to the
+ *                                  server: one FUSE_GETATTR) or read4k
+ *                                  (4 KiB O_DIRECT pread: one FUSE_READ).
+ *                                  "BENCH pair" with each side's median
+ *                                  us/op and the median and quartiles of
+ *                                  the per-pair ratio of A's rate to B's
  *
  * Static, so the same binary runs in the guest and on the host.
  */
@@ -544,6 +553,100 @@ static int checkfile(const char *path, uint32_t seed, long mib)
 	return close(fd) ? die("close", path) : 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation between order statistics of sorted @v. */
+static double quantile(const double *v, long n, double p)
+{
+	double x = (n - 1) * p;
+	long i = (long)x;
+
+	return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[i];
+}
+
+static int pair_chunk(bool read4k, int fd, const char *path, void *buf,
+		      long chunk, double *sec)
+{
+	struct statx sx;
+	double t0 = now();
+	long i;
+
+	for (i = 0; i < chunk; i++) {
+		if (read4k ? pread(fd, buf, 4096, 0) != 4096 :
+		    statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC,
+			  STATX_BASIC_STATS, &sx) != 0)
+			return die(read4k ? "pread" : "statx", path);
+	}
+	*sec = now() - t0;
+	return 0;
+}
+
+/*
+ * Alternating chunks, each pair in the other order than the last, so that
+ * a slow second of the host falls on both sides alike; the ratio is taken
+ * within a pair only.
+ */
+static int pair(const char *op, const char *a, const char *b, long chunk,
+		long chunks)
+{
+	bool read4k = !strcmp(op, "read4k");
+	double *ta, *tb, *r;
+	int fa = -1, fb = -1;
+	void *buf = NULL;
+	long c;
+	int ret = 1;
+
+	if ((!read4k && strcmp(op, "getattr")) || chunk < 1 || chunks < 1) {
+		fprintf(stderr, "pair: OP getattr|read4k, CHUNK, CHUNKS >= 1\n");
+		return 2;
+	}
+	ta = calloc(chunks, sizeof(*ta));
+	tb = calloc(chunks, sizeof(*tb));
+	r = calloc(chunks, sizeof(*r));
+	if (!ta || !tb || !r || posix_memalign(&buf, 4096, 4096))
+		return die("alloc", op);
+	if (read4k) {
+		fa = open(a, O_RDONLY | O_DIRECT);
+		if (fa < 0)
+			return die("open O_DIRECT", a);
+		fb = open(b, O_RDONLY | O_DIRECT);
+		if (fb < 0)
+			return die("open O_DIRECT", b);
+	}
+	for (c = 0; c < chunks; c++) {
+		if (c % 2 ? pair_chunk(read4k, fb, b, buf, chunk, &tb[c]) ||
+			    pair_chunk(read4k, fa, a, buf, chunk, &ta[c]) :
+			    pair_chunk(read4k, fa, a, buf, chunk, &ta[c]) ||
+			    pair_chunk(read4k, fb, b, buf, chunk, &tb[c]))
+			goto out;
+		r[c] = tb[c] / ta[c];
+	}
+	qsort(ta, chunks, sizeof(*ta), cmp_double);
+	qsort(tb, chunks, sizeof(*tb), cmp_double);
+	qsort(r, chunks, sizeof(*r), cmp_double);
+	printf("BENCH pair %s chunks=%ld chunk=%ld a_us=%.1f b_us=%.1f ratio=%.3f q1=%.3f q3=%.3f\n",
+	       op, chunks, chunk, quantile(ta, chunks, 0.5) * 1e6 / chunk,
+	       quantile(tb, chunks, 0.5) * 1e6 / chunk,
+	       quantile(r, chunks, 0.5), quantile(r, chunks, 0.25),
+	       quantile(r, chunks, 0.75));
+	ret = 0;
+out:
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	free(buf);
+	free(ta);
+	free(tb);
+	free(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -568,11 +671,14 @@ int main(int argc, char **argv)
 		return psync_ops(argv[2], argv[3], atol(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "mmapread"))
 		return mmap_read(argv[2], atol(argv[3]));
+	if (argc == 7 && !strcmp(argv[1], "pair"))
+		return pair(argv[2], argv[3], argv[4], atol(argv[5]),
+			    atol(argv[6]));
 	fprintf(stderr, "usage: vqf-bench smallfile DIR N | seqread FILE | "
 		"mkfile FILE MIB | writer FILE MARK SECONDS | "
 		"psync FILE seq|rand SECONDS | rewrite FILE SEED1 SEED2 | "
 		"checkfile FILE SEED MIB | "
 		"psyncop FILE seqread|randread|seqwrite|randwrite OPS | "
-		"mmapread FILE OPS\n");
+		"mmapread FILE OPS | pair getattr|read4k A B CHUNK CHUNKS\n");
 	return 2;
 }
