@@ -32,7 +32,9 @@
 # 4 KiB O_DIRECT READ) alternating between the mounts every 200 requests
 # for VQF_BENCH_PAIR_CHUNKS (100) pairs: the ratio of the two drivers'
 # round trip under the same host conditions (the "pair" lines).
-# tests/qemu/bench-pool.sh pools the rounds of several such runs.
+# tests/qemu/bench-pool.sh pools the rounds of several such runs.  Last,
+# req-bench (tests/unit/req) times lib's marshalling and validation against
+# an upstream-style copy on the guest's CPU ("in this guest").
 set -u
 VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
 VQF_QEMU_BIN=$(cd "$1" && pwd)
@@ -176,6 +178,7 @@ for op in getattr read4k; do
 	$pin vqf-bench pair \$op \$MNT/vqfuse/seq64.bin \$MNT/$ref/seq64.bin \
 		200 $pair_chunks || exit 1
 done
+if [ -x /bin/vqf-req-bench ]; then $pin vqf-req-bench 100000 | sed 's/^/REQBENCH /'; fi
 vqf_vqfuse_counters
 umount \$MNT/vqfuse && umount \$MNT/$ref"
 	mkdir -p "$W/shared2"
@@ -357,6 +360,13 @@ NR == 1 {
 	printf "%-14s %9.1f %12.1f %8.3fx %6.3fx %6.3fx\n", $3, v["a_us"],
 	       v["b_us"], v["ratio"], v["q1"], v["q3"]
 }' | tee -a "$W/table.txt"
+
+# lib's own part of a request as this guest runs it (paired mode): the
+# same req-bench as tests/unit/req, ns per request.
+if grep -q '^REQBENCH ' "$W/console.txt"; then
+	printf '\nin this guest: ' | tee -a "$W/table.txt"
+	sed -n 's/^REQBENCH //p' "$W/console.txt" | tee -a "$W/table.txt"
+fi
 
 # Which guest CPU took each round's request-queue interrupts (the guest
 # prints what each counter gained during the round: vqf_irq_since).  A

@@ -170,6 +170,9 @@ vqf_mkinitramfs()
 		[ -x "$VQF_QEMU_BIN/$p" ] || vqf_die "$VQF_QEMU_BIN/$p not built"
 		cp "$VQF_QEMU_BIN/$p" "$root/bin/$p"
 	done
+	# optional: only bench-qemu's paired mode runs it
+	[ -x "$VQF_QEMU_BIN/vqf-req-bench" ] &&
+		cp "$VQF_QEMU_BIN/vqf-req-bench" "$root/bin/vqf-req-bench"
 	cp "$VQF_QEMU_SRC/guest-init.sh" "$root/init"
 	cp "$VQF_QEMU_SRC/guest-lib.sh" "$root/etc/vqf-guest-lib.sh"
 	chmod 755 "$root/init"
