@@ -172,6 +172,16 @@ static void vqfk_conn_destroy(struct fuse_mount *fm)
 	if (IS_ENABLED(CONFIG_FUSE_DAX))
 		fuse_dax_cancel_work(fc);
 
+#if VQF_FUSE_SERIES
+	/*
+	 * Ranges of evicted inodes the window left mapped for reuse (fs/fuse
+	 * 0008, deferred teardown) get their REMOVEMAPPING while requests
+	 * can still go out: DESTROY comes next.  A built-in fuse has none.
+	 */
+	if (IS_ENABLED(CONFIG_FUSE_DAX))
+		fuse_dax_flush_stale(fm);
+#endif
+
 	/* Pending FORGETs go out, then hiprio stops before DESTROY. */
 	vqfk_stop_hiprio(fs);
 	vqfk_drain_all_queues(fs);
