@@ -457,6 +457,8 @@ struct vqf_dax_vec_alloc {
 		VQF_REMOVEMAPPING_MAX * sizeof(struct fuse_removemapping_one)];
 	int w_held, dev_errors;
 	unsigned int removes, kicks;
+	unsigned int flushes;		/* removes with no inode (stale) */
+	u32 flush_count;		/* entries of the last one */
 };
 
 static inline struct vqf_dax_vec_alloc *vqf_dax_vec_alloc(void)
@@ -549,6 +551,10 @@ static inline int vqf_dax_vec_remove(struct vqf_dax_window *w,
 		a->dev_errors++;
 		return -E2BIG;
 	}
+	if (!di) {
+		a->flushes++;
+		a->flush_count = in->count;
+	}
 	memcpy(a->wire, in, sizeof(*in));
 	memcpy(a->wire + sizeof(*in), one, n);
 	ret = vqf_dax_dev_remove_check(&a->m, a->wire, sizeof(*in) + n,
@@ -578,11 +584,13 @@ static const struct vqf_dax_ops vqf_dax_vec_ops = {
 	.send_removemapping = vqf_dax_vec_remove,
 };
 
-static inline int vqf_dax_vec_alloc_init(u32 nr, u64 rsize)
+static inline int vqf_dax_vec_alloc_init_stale(u32 nr, u64 rsize,
+					       u32 stale_max)
 {
 	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
 	struct vqf_dax_config cfg = { .window_size = nr * rsize,
-				      .range_size = rsize };
+				      .range_size = rsize,
+				      .stale_max = stale_max };
 
 	memset(a, 0, sizeof(*a));
 	VQF_DAX_VEC_CHECK(!vqf_dax_window_init(&a->w, &cfg, a->ranges,
@@ -592,6 +600,100 @@ static inline int vqf_dax_vec_alloc_init(u32 nr, u64 rsize)
 						a->slots, VQF_DAX_VEC_NR));
 	vqf_dax_inode_init(&a->ino[0], 1, VQF_DAX_VEC_U64_MAX);
 	vqf_dax_inode_init(&a->ino[1], 2, VQF_DAX_VEC_U64_MAX);
+	return 0;
+}
+
+static inline int vqf_dax_vec_alloc_init(u32 nr, u64 rsize)
+{
+	return vqf_dax_vec_alloc_init_stale(nr, rsize, 0);
+}
+
+/* Map @n page-sized ranges of @di from file offset 0 and drop them. */
+static inline int vqf_dax_vec_map_n(struct vqf_dax_inode *di, unsigned int n,
+				    unsigned int flags)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_map map;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, di, (u64)i * 4096,
+						     flags, &map));
+		vqf_dax_map_end(&a->w, &map);
+	}
+	return 0;
+}
+
+/*
+ * Deferred teardown (cfg.stale_max 2, eight page-sized ranges): eviction
+ * leaves read-only ranges mapped with no request, the next SETUPMAPPING
+ * replaces one in place, a writable range goes in the inode's own
+ * request, the bound flushes the oldest in one request with no inode,
+ * and vqf_dax_flush_stale() removes the rest.
+ */
+static inline int vqf_dax_run_alloc_stale(void)
+{
+	struct vqf_dax_vec_alloc *a = vqf_dax_vec_alloc();
+	struct vqf_dax_map map;
+	struct vqf_dax_stats st;
+	int line;
+
+	line = vqf_dax_vec_alloc_init_stale(8, 4096, 2);
+	if (line)
+		return line;
+	line = vqf_dax_vec_map_n(&a->ino[0], 1, 0);
+	if (line)
+		return line;
+	VQF_DAX_VEC_CHECK(vqf_dax_inode_evict(&a->w, &a->ino[0], a->scratch,
+					      VQF_REMOVEMAPPING_MAX) == 1);
+	VQF_DAX_VEC_CHECK(a->removes == 0 && a->m.nr_used == 1);
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_stale(&a->w) == 1);
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_free(&a->w) == 8);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+
+	/* reused first, replaced in place; the writable one is removed */
+	VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[1], 0, 0, &map));
+	VQF_DAX_VEC_CHECK(map.range == &a->ranges[0]);
+	vqf_dax_map_end(&a->w, &map);
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_stale(&a->w) == 0);
+	VQF_DAX_VEC_CHECK(a->removes == 0 && a->m.nr_used == 1);
+	VQF_DAX_VEC_CHECK(!vqf_dax_map_begin(&a->w, &a->ino[1], 4096,
+					     VQF_DAX_MAP_WRITE, &map));
+	vqf_dax_map_end(&a->w, &map);
+	VQF_DAX_VEC_CHECK(vqf_dax_inode_evict(&a->w, &a->ino[1], a->scratch,
+					      VQF_REMOVEMAPPING_MAX) == 2);
+	VQF_DAX_VEC_CHECK(a->removes == 1 && a->flushes == 0);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 1 && vqf_dax_nr_stale(&a->w) == 1);
+
+	/* two inodes of two ranges: the second eviction flushes the first */
+	vqf_dax_inode_init(&a->ino[0], 1, VQF_DAX_VEC_U64_MAX);
+	vqf_dax_inode_init(&a->ino[1], 2, VQF_DAX_VEC_U64_MAX);
+	line = vqf_dax_vec_map_n(&a->ino[0], 2, 0);
+	if (!line)
+		line = vqf_dax_vec_map_n(&a->ino[1], 2, 0);
+	if (line)
+		return line;
+	VQF_DAX_VEC_CHECK(vqf_dax_inode_evict(&a->w, &a->ino[0], a->scratch,
+					      VQF_REMOVEMAPPING_MAX) == 2);
+	VQF_DAX_VEC_CHECK(a->removes == 1 && vqf_dax_nr_stale(&a->w) == 2);
+	VQF_DAX_VEC_CHECK(vqf_dax_inode_evict(&a->w, &a->ino[1], a->scratch,
+					      VQF_REMOVEMAPPING_MAX) == 2);
+	VQF_DAX_VEC_CHECK(a->removes == 2 && a->flushes == 1);
+	VQF_DAX_VEC_CHECK(a->flush_count == 2);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 2 && vqf_dax_nr_stale(&a->w) == 2);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+
+	/* unmount */
+	VQF_DAX_VEC_CHECK(vqf_dax_flush_stale(&a->w, a->scratch,
+					      VQF_REMOVEMAPPING_MAX) == 2);
+	VQF_DAX_VEC_CHECK(a->removes == 3 && a->flushes == 2);
+	VQF_DAX_VEC_CHECK(a->m.nr_used == 0 && vqf_dax_nr_stale(&a->w) == 0);
+	VQF_DAX_VEC_CHECK(vqf_dax_nr_free(&a->w) == 8);
+	vqf_dax_stats_read(&a->w, &st);
+	VQF_DAX_VEC_CHECK(st.stale_deferred == 6 && st.stale_reused == 2);
+	VQF_DAX_VEC_CHECK(st.stale_flushed == 4 && st.stale_flushes == 2);
+	VQF_DAX_VEC_CHECK(!vqf_dax_window_check(&a->w, NULL));
+	VQF_DAX_VEC_CHECK(a->dev_errors == 0 && a->w_held == 0);
 	return 0;
 }
 
@@ -905,7 +1007,7 @@ static inline int vqf_dax_run_auto_return(void)
 
 static inline unsigned int vqf_dax_vectors_count(void)
 {
-	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 7;
+	return VQF_DAX_NR_SETUP + VQF_DAX_NR_REMOVE + 8;
 }
 
 static inline const char *vqf_dax_vectors_name(unsigned int i)
@@ -929,8 +1031,10 @@ static inline const char *vqf_dax_vectors_name(unsigned int i)
 		return "auto: a small file read once goes through FUSE";
 	case 5:
 		return "auto: thrash backs off to FUSE, no SETUPMAPPING";
-	default:
+	case 6:
 		return "auto: DAX again when the backoff ends";
+	default:
+		return "alloc: evict leaves ranges stale, flushes name no inode";
 	}
 }
 
@@ -957,6 +1061,8 @@ static inline int vqf_dax_vectors_run(unsigned int i)
 		return vqf_dax_run_auto_thrash();
 	case 6:
 		return vqf_dax_run_auto_return();
+	case 7:
+		return vqf_dax_run_alloc_stale();
 	default:
 		return __LINE__;
 	}
