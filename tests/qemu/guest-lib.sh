@@ -1135,6 +1135,60 @@ vqf_dax_stress()
 	return $rc
 }
 
+# vqf_dax_stale_check: fs/fuse 0008's deferred teardown at evict, through
+# vqfuse.ko -o dax=always.  Files written, read through the window and
+# deleted leave their read-only ranges stale (no REMOVEMAPPING), the next
+# file's SETUPMAPPING replaces one in place, and the unmount flushes what
+# is left; with fuse.dax_stale_max=0 every eviction removes at once, as
+# before 0008.  fuse.ko's window report (0005) of each mount says which.
+# A built-in fuse (Debian's 6.12) is the kernel's own dax.c: skipped.
+vqf_dax_stale_check()
+{
+	echo "VQF-BEGIN daxstale"
+	rc=0
+	if vqf_builtin fuse; then
+		echo "# daxstale: built-in fuse, no deferral to check"
+		echo "VQF-END daxstale rc=0"
+		return 0
+	fi
+	for s in -1 0; do
+		vqf_fs_load vqfuse &&
+			echo "$s" >/sys/module/fuse/parameters/dax_stale_max &&
+			VQF_MOUNT_OPTS=dax=always vqf_mount vqfuse ||
+			{ echo "# daxstale: load or mount failed"; rc=1; break; }
+		d=$MNT/daxstale-$s
+		mkdir -p "$d"
+		i=0
+		while [ $i -lt 6 ]; do
+			echo x >"$d/f$i" && cat "$d/f$i" >/dev/null &&
+				rm "$d/f$i" || rc=1
+			i=$((i + 1))
+		done
+		rmdir "$d"
+		umount "$MNT" && vqf_fs_unload vqfuse ||
+			{ echo "# daxstale: umount or unload failed"; rc=1; break; }
+		c=$(dmesg | grep 'fuse: dax: ' | tail -n 3 | head -n 1)
+		echo "$c" | sed 's/^[^]]*] /# daxstale: /'
+		case $s in
+		-1) echo "$c" | grep -qE ' stale_max=[1-9]' &&
+			echo "$c" | grep -qE ' stale_deferred=[1-9]' &&
+			echo "$c" | grep -qE ' stale_reused=[1-9]' &&
+			echo "$c" | grep -qE ' stale_flushes=[1-9]' &&
+			echo "$c" | grep -qE ' stale=0( |$)' || {
+			echo "# daxstale: default bound: nothing deferred, reused or flushed"
+			rc=1
+		} ;;
+		0) echo "$c" | grep -qE ' stale_max=0 .* stale_deferred=0 ' &&
+			echo "$c" | grep -qE ' remove_requests=[1-9]' || {
+			echo "# daxstale: dax_stale_max=0 still deferred"
+			rc=1
+		} ;;
+		esac
+	done
+	echo "VQF-END daxstale rc=$rc"
+	return $rc
+}
+
 # ---- two guests on one daemon (run-guests.sh) ------------------------------
 
 # vqf_g_serve: the guest side of run-guests.sh.  Reads "N COMMAND" lines

@@ -120,8 +120,8 @@ vqfuse-dax)
 	VQF_SIM_ARGS="--dax-window ${VQF_DAX_WINDOW:-16M}"
 	# the stress last: after the POSIX cycles is the order that once
 	# hung (docs/kernel-dax.md); a hang ends in a dump, not a timeout
-	script='VQF_MOUNT_OPTS=dax=always vqf_suite_cycles vqfuse 2; r=$?; VQF_MOUNT_OPTS=dax=always vqf_suite_cycles virtiofs 1 || r=1; vqf_dax_stress 4 32 ${VQF_DAX_OPS:-1500} && [ $r = 0 ]'
-	labels='vqfuse-1 vqfuse-2 virtiofs-1 daxstress' ;;
+	script='VQF_MOUNT_OPTS=dax=always vqf_suite_cycles vqfuse 2; r=$?; VQF_MOUNT_OPTS=dax=always vqf_suite_cycles virtiofs 1 || r=1; vqf_dax_stress 4 32 ${VQF_DAX_OPS:-1500} || r=1; vqf_dax_stale_check && [ $r = 0 ]'
+	labels='vqfuse-1 vqfuse-2 virtiofs-1 daxstress daxstale' ;;
 vqfuse-daxauto)
 	need_ko vqfuse.ko
 	if vqf_mod_builtin "$(vqf_kver)" fuse; then
