@@ -10,7 +10,11 @@
  * order, so that which chain gets which fault does not depend on which
  * thread happened to pop it or on how often the poll timer ran.  With one
  * guest thread and cfg.inline_kick the chain stream is itself
- * deterministic and a seed replays exactly; with several threads the
+ * deterministic and a seed replays every fault that decides a reply;
+ * STALL, DROP_KICK and FILL are rolled for the chain at the head of a pop
+ * attempt, and how many chains wait behind it depends on whether a kick
+ * or a poll tick made the attempt, so their counts (and DROP_CALL's) may
+ * differ by one or two between replays.  With several threads the
  * faults per chain number replay, the interleaving does not.
  *
  * Faults, by when they act:

@@ -815,15 +815,25 @@ static void test_replay(void **state)
 		assert_int_equal(R[i]->clean, 1);
 	}
 	/*
-	 * Except DROP_CALL, rolled only when an interrupt is due: a caller
-	 * reaping its own reply has interrupts off, so whether one is due
-	 * for a completion the poll timer releases depends on whether it
-	 * comes before or after the caller stopped reaping.  It changes
-	 * when a reply arrives, not what it is (checked below).
+	 * Except the kinds that only delay a reply, never change it (the
+	 * results and acked bytes below are compared exactly):
+	 *  - DROP_CALL, rolled only when an interrupt is due: a caller
+	 *    reaping its own reply has interrupts off, so whether one is due
+	 *    for a completion the poll timer releases depends on whether it
+	 *    comes before or after the caller stopped reaping;
+	 *  - STALL, DROP_KICK and FILL, rolled for the chain at the head of
+	 *    the queue when a pop attempt starts (fsdev_fault.c): chains a
+	 *    pop takes behind it in the same batch roll nothing, and how many
+	 *    wait at an attempt depends on whether a kick or a poll tick made
+	 *    it.  Two replays differed by one of these in about one run in
+	 *    three (0x17 != 0x18 drop_kick, under ASan).
 	 */
-	for (k = 0; k < VQF_FAULT_NR; k++)
-		if (k != VQF_FAULT_DROP_CALL)
-			assert_int_equal(R[0]->faults[k], R[1]->faults[k]);
+	for (k = 0; k < VQF_FAULT_NR; k++) {
+		if (k == VQF_FAULT_DROP_CALL || k == VQF_FAULT_STALL ||
+		    k == VQF_FAULT_DROP_KICK || k == VQF_FAULT_FILL)
+			continue;
+		assert_int_equal(R[0]->faults[k], R[1]->faults[k]);
+	}
 	for (k = 0; k < RS_NR; k++)
 		assert_int_equal(R[0]->tot[k], R[1]->tot[k]);
 	assert_int_equal(R[0]->submitted, R[1]->submitted);
