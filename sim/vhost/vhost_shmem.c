@@ -223,12 +223,17 @@ static int wait_chan(struct vqf_vshm *s, short events, long long deadline,
 			return -EPIPE;
 		if (n <= 0)
 			continue;
-		if (p[1].revents & POLLIN)
-			return -ECANCELED;
+		/*
+		 * What the front-end sent before a stop is read first: an
+		 * ack already there completes its map, rather than leave it
+		 * to an undo unmap (and the caller to count it failed).
+		 */
 		if (p[0].revents) {
 			*revents = p[0].revents;
 			return 0;
 		}
+		if (p[1].revents & POLLIN)
+			return -ECANCELED;
 	}
 }
 
