@@ -62,6 +62,7 @@ set -u
 VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
 VQF_QEMU_BIN=$(cd "$1" && pwd)
 . "$VQF_QEMU_SRC/qemu-lib.sh"
+vqf_once_more "$0" "$@"
 . "$VQF_QEMU_SRC/guests-lib.sh"
 
 FS=${VQF_GUESTS_FS:-vqfuse}
@@ -420,4 +421,5 @@ fi
 end=$(date +%s)
 echo "$NAME: $((end - start)) s"
 [ $bad = 0 ] && rm -rf "$W"/*/shared
+vqf_stale_exit $bad "$W"/*/*.txt
 exit $bad

@@ -71,6 +71,7 @@ mode=$1
 VQF_QEMU_SRC=$(cd "$(dirname "$0")" && pwd)
 VQF_QEMU_BIN=$(cd "$2" && pwd)
 . "$VQF_QEMU_SRC/qemu-lib.sh"
+vqf_once_more "$0" "$@"
 
 ko=${VQF_KO_DIR:-$VQF_QEMU_BIN/../../kernel}
 need_ko()
@@ -461,4 +462,5 @@ esac
 
 echo "qemu-$mode: $((end - start)) s, QEMU status $qrc"
 [ $bad = 0 ] && echo "PASS" && rm -rf "$W/shared" "$W/initramfs"
+vqf_stale_exit $bad "$W/console.txt"
 exit $bad

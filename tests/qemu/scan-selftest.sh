@@ -45,5 +45,58 @@ not ok 3 write_read
 [   30.1] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kworker/0:1:12]
 [   30.1] rcu: INFO: rcu_sched self-detected stall on CPU
 LOG
-[ $bad = 0 ] && echo "scan: all failure kinds flagged, clean log passes"
+# QEMU's stale-code flake (vqf_tcg_stale) and nothing else.
+cat >"$t/int3" <<'LOG'
+[    0.995] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI
+LOG
+cat >"$t/nop5" <<'LOG'
+[   81.2] Oops: invalid opcode: 0000 [#1] PREEMPT SMP NOPTI
+[   81.2] Code: 48 89 e5 41 57 41 56 0f <1f> 44 00 00 41 55 41 54
+LOG
+cat >"$t/ours" <<'LOG'
+[   81.2] Oops: invalid opcode: 0000 [#1] PREEMPT SMP NOPTI
+[   81.2] Code: 48 89 e5 41 57 41 56 0f 1f 44 00 00 41 55 <0f> 0b
+LOG
+for f in int3 nop5; do
+	vqf_tcg_stale "$t/clean" "$t/$f" || {
+		echo "stale code not seen: $f"
+		bad=1
+	}
+done
+for f in clean ours one; do
+	vqf_tcg_stale "$t/$f" && {
+		echo "taken for stale code: $f"
+		bad=1
+	}
+done
+
+# vqf_once_more: a first run that failed by the flake runs once more, a
+# second such failure is final, any other failure is final at once.
+cat >"$t/entry" <<ENTRY
+#!/bin/sh
+. "$VQF_QEMU_SRC/qemu-lib.sh"
+vqf_once_more "\$0" "\$@"
+echo run >>"$t/runs"
+case \$1:\$VQF_TRY in
+flake:1|flaketwice:*) c="$t/int3" ;;
+*) c="$t/clean" ;;
+esac
+b=1
+[ \$1 = flake ] && [ \$VQF_TRY = 2 ] && b=0
+vqf_stale_exit \$b "\$c"
+exit \$b
+ENTRY
+chmod +x "$t/entry"
+for c in flake:0:2 flaketwice:1:2 other:1:1; do
+	rm -f "$t/runs"
+	"$t/entry" "${c%%:*}" >/dev/null
+	rc=$?
+	n=$(wc -l <"$t/runs")
+	if [ "$rc:$n" != "${c#*:}" ]; then
+		echo "once more, ${c%%:*}: status:runs $rc:$n, want ${c#*:}"
+		bad=1
+	fi
+done
+
+[ $bad = 0 ] && echo "scan: all failure kinds flagged, clean log passes, stale code retried once"
 exit $bad
