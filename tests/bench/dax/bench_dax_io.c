@@ -21,6 +21,11 @@
  * small files read once and three times; -o sets the policy's thresholds
  * (small=BYTES,uses=N,used=BYTES,min=N,pct=N,sample=N,backoff=N,shift=N).
  *
+ * -R alone (issue 30 item 3): the reads above through ranges of 2 MiB
+ * down to 64 KiB (or the sizes given), under dax=always and dax=auto,
+ * with no DAX as the reference, plus reads of a hot set of 64 KiB
+ * clusters spread over the big file.
+ *
  * -D alone: deferred teardown at evict (docs/dax.md, "Deferred teardown
  * at evict") on and off, under dax=always and dax=auto, in one run:
  * small files created, read twice (auto maps a small file at its second
@@ -735,6 +740,202 @@ static int teardown_rows(const char *dir, unsigned int nf)
 	return 0;
 }
 
+/* ---- range size (-R): 2 MiB against smaller ranges ---- */
+
+#define RS_MAX		8
+#define RS_CLUSTER	(64ull << 10)	/* randread-hot's cluster */
+
+/* -R SIZE,...: range sizes (K and M suffixes), powers of two >= 4 KiB. */
+static int rs_parse(const char *arg, u64 *sizes, unsigned int *n)
+{
+	unsigned int k = 0;
+	char *end;
+
+	while (*arg) {
+		u64 v = strtoull(arg, &end, 0);
+
+		if (*end == 'K' || *end == 'k') {
+			v <<= 10;
+			end++;
+		} else if (*end == 'M' || *end == 'm') {
+			v <<= 20;
+			end++;
+		}
+		if (k == RS_MAX || v < 4096 || (v & (v - 1)) ||
+		    (*end && *end != ','))
+			return -1;
+		sizes[k++] = v;
+		arg = *end ? end + 1 : end;
+	}
+	*n = k;
+	return k ? 0 : -1;
+}
+
+/*
+ * The block order of randread-hot: 4 KiB reads drawn, in a seeded
+ * random order, from @nc clusters of RS_CLUSTER bytes spread evenly
+ * over @size bytes (a stride of size / nc), each block of each cluster
+ * read @rep times.  The hot set is @nc * 64 KiB; what a window must hold
+ * to keep it is one range per cluster.  NULL without memory.
+ */
+static u32 *rs_hot_order(u64 size, u64 nc, unsigned int rep, u64 *nb)
+{
+	u64 per = RS_CLUSTER / 4096, stride = size / nc / 4096, i, n;
+	u64 seed = 0x2545f4914f6cdd1dull;
+	u32 *o;
+
+	n = nc * per * rep;
+	o = malloc(n * sizeof(*o));
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		u64 b = i % (nc * per);
+
+		o[i] = (u32)(b / per * stride + b % per);
+	}
+	for (i = n - 1; i > 0; i--) {
+		u64 k;
+		u32 t;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = seed % (i + 1);
+		t = o[i];
+		o[i] = o[k];
+		o[k] = t;
+	}
+	*nb = n;
+	return o;
+}
+
+/*
+ * One pass of reads of "pol.dat" in the order @o (@nb blocks) on a fresh
+ * machine: ranges of @range bytes (0: no DAX), dax=auto with @autom.
+ */
+static int rs_pass(const char *dir, u64 window, u64 range, bool autom,
+		   const u32 *o, u64 nb, struct pcell *c)
+{
+	struct vqf_sim_cfg sc = { 0 };
+	struct vqf_sim *s = NULL;
+	struct vqf_gcli *cl;
+	u64 b, r0, s0, r1, s1;
+	char buf[4096];
+	double t0;
+	int fd, ret;
+
+	sc.shared = dir;
+	sc.inline_kick = true;
+	sc.ram = 256ull << 20;
+	if (range) {
+		sc.dax_guest = true;
+		sc.dax_window = window;
+		sc.dax_range = range;
+		sc.cli.dax_auto = autom;
+	}
+	ret = vqf_sim_new(&sc, &s);
+	if (ret)
+		return ret;
+	cl = vqf_sim_cli(s);
+	fd = vqf_gcli_open(cl, "pol.dat", O_RDONLY, 0);
+	if (fd < 0) {
+		vqf_sim_free(s);
+		return fd;
+	}
+	pm_count(s, &r0, &s0);
+	t0 = now_s();
+	for (b = 0; b < nb && !ret; b++)
+		if (vqf_gcli_pread(cl, fd, buf, sizeof(buf),
+				   (off_t)o[b] * 4096) != sizeof(buf))
+			ret = -EIO;
+	c->rate = (double)nb * 4096 / 1e6 / (now_s() - t0);
+	pm_count(s, &r1, &s1);
+	c->reads = (double)(r1 - r0) / (double)nb;
+	c->setups = (double)(s1 - s0) / (double)nb;
+	vqf_gcli_close(cl, fd);
+	vqf_sim_free(s);
+	return ret;
+}
+
+/*
+ * Issue 30's item 3: the same reads through ranges of each size in
+ * @sizes (with no DAX as the reference), under dax=always and dax=auto.
+ * Rows: sequential and uniform random reads of a file 4x the window
+ * (the hit rate is window/file whatever the range size), random reads
+ * of a file half the window, and randread-hot: clusters of 64 KiB
+ * (a hot set of half the window) spread over the big file, which 2 MiB
+ * ranges cannot hold and 64 KiB ones can.  Medians of 3 rounds; the
+ * columns alternate within a round.
+ */
+static int range_rows(const char *dir, u64 size, const u64 *sizes,
+		      unsigned int ns)
+{
+	static const char *const nm[4] = {
+		"seqread", "randread-thrash", "randread-fits", "randread-hot"
+	};
+	u64 window = pow2_at_least(size) / 4, nb[4], rsz;
+	u32 *ord[4] = { NULL };
+	double rate[RS_MAX + 1][2][3];
+	struct pcell c[RS_MAX + 1][2];
+	unsigned int r, i, a, round;
+	int ret;
+
+	ret = pm_host_file(dir, "pol.dat", size);
+	nb[0] = nb[1] = size / 4096;
+	nb[2] = window / 2 / 4096;
+	ord[0] = block_order(nb[0], false);
+	ord[1] = block_order(nb[1], true);
+	ord[2] = block_order(nb[2], true);
+	ord[3] = rs_hot_order(size, window / 2 / RS_CLUSTER, 4, &nb[3]);
+	for (r = 0; r < 4; r++)
+		if (!ord[r])
+			ret = -ENOMEM;
+	printf("\nrange size: %llu MiB file, %llu MiB window; randread-hot: "
+	       "%llu clusters of 64 KiB over the file, each block read 4 "
+	       "times\n", (unsigned long long)size >> 20,
+	       (unsigned long long)window >> 20,
+	       (unsigned long long)(window / 2 / RS_CLUSTER));
+	printf("cells: MB/s (SETUPMAPPING per 4 KiB read), median of 3 "
+	       "rounds; always / auto\n");
+	for (r = 0; r < 4 && !ret; r++) {
+		for (round = 0; round < 3 && !ret; round++)
+			for (i = 0; i <= ns && !ret; i++)
+				for (a = 0; a < 2 && !ret; a++) {
+					/* no DAX once: auto means nothing */
+					if (!i && a)
+						continue;
+					rsz = i ? sizes[i - 1] : 0;
+					ret = rs_pass(dir, window, rsz, a,
+						      ord[r], nb[r], &c[i][a]);
+					rate[i][a][round] = c[i][a].rate;
+				}
+		if (ret)
+			break;
+		printf("%-16s no-dax %.0f\n", nm[r], td_median(rate[0][0]));
+		for (i = 1; i <= ns; i++) {
+			printf("%-16s %5llu KiB", "",
+			       (unsigned long long)sizes[i - 1] >> 10);
+			for (a = 0; a < 2; a++)
+				printf("  %s %6.0f (%.4f) %5.2fx", a ? "auto" :
+				       "always", td_median(rate[i][a]),
+				       c[i][a].setups, td_median(rate[i][a]) /
+				       td_median(rate[0][0]));
+			printf("\n");
+		}
+	}
+	for (r = 0; r < 4; r++)
+		free(ord[r]);
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/pol.dat", dir);
+		unlink(path);
+	}
+	if (ret)
+		fprintf(stderr, "bench-dax: range rows: %s\n", strerror(-ret));
+	return ret;
+}
+
 /* -o key=value,...: the policy's thresholds over lib's defaults. */
 static int pm_parse(const char *arg)
 {
@@ -1031,11 +1232,13 @@ int main(int argc, char **argv)
 	unsigned int k;
 	bool want[ST_NR], kwant[NK];
 	const char *only = NULL, *konly = NULL;
-	bool policy_only = false, teardown_only = false;
-	unsigned int td_files = 2000;
+	bool policy_only = false, teardown_only = false, range_only = false;
+	u64 rs_sizes[RS_MAX] = { 2ull << 20, 1ull << 20, 512ull << 10,
+				 256ull << 10, 128ull << 10, 64ull << 10 };
+	unsigned int td_files = 2000, rs_n = 6;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:t:k:o:PD::h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:k:o:PD::R::h")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
 		} else if (opt == 'P') {
@@ -1045,6 +1248,9 @@ int main(int argc, char **argv)
 			if (optarg && strtoul(optarg, NULL, 0))
 				td_files = (unsigned int)strtoul(optarg, NULL,
 								 0);
+		} else if (opt == 'R' &&
+			   (!optarg || !rs_parse(optarg, rs_sizes, &rs_n))) {
+			range_only = true;
 		} else if (opt == 'o' && !pm_parse(optarg)) {
 			continue;
 		} else if (opt == 't') {
@@ -1054,14 +1260,16 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
 				"[-t STACK,...] [-k WORKLOAD,...] [-P] [-o "
-				"KEY=N,...] [-D[FILES]] (default 256 MiB, at "
-				"least 1 MiB; "
+				"KEY=N,...] [-D[FILES]] [-R[SIZE,...]] "
+				"(default 256 MiB, at least 1 MiB; "
 				"stacks native,fuse,dax,dax-mm,dax-rc; "
 				"workloads seqread,randread,seqwrite,randwrite;"
 				" -P: only dax=auto beside always and no DAX, "
 				"-o its thresholds: small, uses, used, min, pct,"
 				" sample, backoff, shift; -D: only deferred "
-				"teardown at evict, on and off, 2000 files)\n");
+				"teardown at evict, on and off, 2000 files; "
+				"-R: only range sizes, default 2M,1M,512K,256K,"
+				"128K,64K, powers of two from 4K, at most 8)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -1085,6 +1293,10 @@ int main(int argc, char **argv)
 	}
 	if (teardown_only) {
 		teardown_rows(dir, td_files);
+		goto out;
+	}
+	if (range_only) {
+		range_rows(dir, size, rs_sizes, rs_n);
 		goto out;
 	}
 	memset(t, 0, sizeof(t));
