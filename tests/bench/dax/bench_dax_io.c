@@ -743,7 +743,7 @@ static int teardown_rows(const char *dir, unsigned int nf)
 /* ---- range size (-R): 2 MiB against smaller ranges ---- */
 
 #define RS_MAX		8
-#define RS_CLUSTER	(64ull << 10)	/* randread-hot's cluster */
+static u64 rs_cluster = 64ull << 10;	/* randread-hot's cluster (-C) */
 
 /* -R SIZE,...: range sizes (K and M suffixes), powers of two >= 4 KiB. */
 static int rs_parse(const char *arg, u64 *sizes, unsigned int *n)
@@ -773,14 +773,14 @@ static int rs_parse(const char *arg, u64 *sizes, unsigned int *n)
 
 /*
  * The block order of randread-hot: 4 KiB reads drawn, in a seeded
- * random order, from @nc clusters of RS_CLUSTER bytes spread evenly
+ * random order, from @nc clusters of rs_cluster bytes spread evenly
  * over @size bytes (a stride of size / nc), each block of each cluster
  * read @rep times.  The hot set is @nc * 64 KiB; what a window must hold
  * to keep it is one range per cluster.  NULL without memory.
  */
 static u32 *rs_hot_order(u64 size, u64 nc, unsigned int rep, u64 *nb)
 {
-	u64 per = RS_CLUSTER / 4096, stride = size / nc / 4096, i, n;
+	u64 per = rs_cluster / 4096, stride = size / nc / 4096, i, n;
 	u64 seed = 0x2545f4914f6cdd1dull;
 	u32 *o;
 
@@ -886,15 +886,16 @@ static int range_rows(const char *dir, u64 size, const u64 *sizes,
 	ord[0] = block_order(nb[0], false);
 	ord[1] = block_order(nb[1], true);
 	ord[2] = block_order(nb[2], true);
-	ord[3] = rs_hot_order(size, window / 2 / RS_CLUSTER, 4, &nb[3]);
+	ord[3] = rs_hot_order(size, window / 2 / rs_cluster, 4, &nb[3]);
 	for (r = 0; r < 4; r++)
 		if (!ord[r])
 			ret = -ENOMEM;
 	printf("\nrange size: %llu MiB file, %llu MiB window; randread-hot: "
-	       "%llu clusters of 64 KiB over the file, each block read 4 "
+	       "%llu clusters of %llu KiB over the file, each block read 4 "
 	       "times\n", (unsigned long long)size >> 20,
 	       (unsigned long long)window >> 20,
-	       (unsigned long long)(window / 2 / RS_CLUSTER));
+	       (unsigned long long)(window / 2 / rs_cluster),
+	       (unsigned long long)rs_cluster >> 10);
 	printf("cells: MB/s (SETUPMAPPING per 4 KiB read), median of 3 "
 	       "rounds; always / auto\n");
 	for (r = 0; r < 4 && !ret; r++) {
@@ -1235,10 +1236,10 @@ int main(int argc, char **argv)
 	bool policy_only = false, teardown_only = false, range_only = false;
 	u64 rs_sizes[RS_MAX] = { 2ull << 20, 1ull << 20, 512ull << 10,
 				 256ull << 10, 128ull << 10, 64ull << 10 };
-	unsigned int td_files = 2000, rs_n = 6;
+	unsigned int td_files = 2000, rs_n = 6, rs_one;
 	int st, opt;
 
-	while ((opt = getopt(argc, argv, "s:t:k:o:PD::R::h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:k:o:PD::R::C:h")) != -1) {
 		if (opt == 's' && strtoull(optarg, NULL, 0) >= (1u << 20)) {
 			size = strtoull(optarg, NULL, 0);
 		} else if (opt == 'P') {
@@ -1251,6 +1252,10 @@ int main(int argc, char **argv)
 		} else if (opt == 'R' &&
 			   (!optarg || !rs_parse(optarg, rs_sizes, &rs_n))) {
 			range_only = true;
+		} else if (opt == 'C' &&
+			   rs_parse(optarg, &rs_cluster, &rs_one) == 0 &&
+			   rs_one == 1) {
+			continue;
 		} else if (opt == 'o' && !pm_parse(optarg)) {
 			continue;
 		} else if (opt == 't') {
@@ -1260,7 +1265,7 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: bench-dax [-s FILE_BYTES] "
 				"[-t STACK,...] [-k WORKLOAD,...] [-P] [-o "
-				"KEY=N,...] [-D[FILES]] [-R[SIZE,...]] "
+				"KEY=N,...] [-D[FILES]] [-R[SIZE,...] [-C SIZE]] "
 				"(default 256 MiB, at least 1 MiB; "
 				"stacks native,fuse,dax,dax-mm,dax-rc; "
 				"workloads seqread,randread,seqwrite,randwrite;"
@@ -1269,7 +1274,8 @@ int main(int argc, char **argv)
 				" sample, backoff, shift; -D: only deferred "
 				"teardown at evict, on and off, 2000 files; "
 				"-R: only range sizes, default 2M,1M,512K,256K,"
-				"128K,64K, powers of two from 4K, at most 8)\n");
+				"128K,64K, powers of two from 4K, at most 8; "
+				"-C: randread-hot's cluster, 64K)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
