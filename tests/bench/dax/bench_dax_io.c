@@ -313,6 +313,23 @@ static int pm_host_file(const char *dir, const char *name, u64 size)
 	return ret;
 }
 
+/* A Fisher-Yates shuffle of @o (@n entries) by xorshift64 from @seed. */
+static void shuffle(u32 *o, u64 n, u64 seed)
+{
+	u64 i, k;
+	u32 t;
+
+	for (i = n - 1; n && i > 0; i--) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = seed % (i + 1);
+		t = o[i];
+		o[i] = o[k];
+		o[k] = t;
+	}
+}
+
 /*
  * The order of @nb blocks a pass reads them in: 0..nb-1, or with @rnd a
  * fixed-seed shuffle of it (the same in every run and column).  NULL
@@ -321,64 +338,63 @@ static int pm_host_file(const char *dir, const char *name, u64 size)
 static u32 *block_order(u64 nb, bool rnd)
 {
 	u32 *perm = malloc(nb * sizeof(*perm));
-	u64 b, seed = 0x9e3779b97f4a7c15ull;
+	u64 b;
 
 	if (!perm)
 		return NULL;
 	for (b = 0; b < nb; b++)
 		perm[b] = (u32)b;
-	for (b = nb - 1; rnd && b > 0; b--) {
-		u64 k, t;
-
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		k = seed % (b + 1);
-		t = perm[b];
-		perm[b] = perm[k];
-		perm[k] = (u32)t;
-	}
+	if (rnd)
+		shuffle(perm, nb, 0x9e3779b97f4a7c15ull);
 	return perm;
 }
 
 /*
- * One pass of 4 KiB reads over @size bytes of @name, in order or in a
- * seeded random order, on a fresh machine in @mode: MB/s.
+ * One timed pass of 4 KiB reads of "pol.dat" on @s in the order @o (@nb
+ * blocks): MB/s, READ and SETUPMAPPING per read into @c.
  */
-static int pm_reads(const char *dir, int mode, u64 window, u64 size,
-		    bool rnd, struct pcell *c)
+static int timed_reads(struct vqf_sim *s, const u32 *o, u64 nb,
+		       struct pcell *c)
 {
-	u64 nb = size / 4096, b, r0, s0, r1, s1;
-	u32 *perm = block_order(nb, rnd);
-	struct vqf_sim *s = NULL;
-	struct vqf_gcli *cl;
+	struct vqf_gcli *cl = vqf_sim_cli(s);
+	u64 b, r0, s0, r1, s1;
 	char buf[4096];
 	double t0;
-	int fd, ret;
+	int fd, ret = 0;
 
-	if (!perm)
-		return -ENOMEM;
-	ret = pm_open(dir, mode, window, &s);
-	if (ret)
-		goto out;
-	cl = vqf_sim_cli(s);
 	fd = vqf_gcli_open(cl, "pol.dat", O_RDONLY, 0);
-	if (fd < 0) {
-		ret = fd;
-		goto out;
-	}
+	if (fd < 0)
+		return fd;
 	pm_count(s, &r0, &s0);
 	t0 = now_s();
 	for (b = 0; b < nb && !ret; b++)
 		if (vqf_gcli_pread(cl, fd, buf, sizeof(buf),
-				   (off_t)perm[b] * 4096) != sizeof(buf))
+				   (off_t)o[b] * 4096) != sizeof(buf))
 			ret = -EIO;
-	c->rate = (double)size / 1e6 / (now_s() - t0);
+	c->rate = (double)nb * 4096 / 1e6 / (now_s() - t0);
 	pm_count(s, &r1, &s1);
 	c->reads = (double)(r1 - r0) / (double)nb;
 	c->setups = (double)(s1 - s0) / (double)nb;
 	vqf_gcli_close(cl, fd);
-out:
+	return ret;
+}
+
+/*
+ * One pass of 4 KiB reads over @size bytes of "pol.dat", in order or in
+ * a seeded random order, on a fresh machine in @mode: MB/s.
+ */
+static int pm_reads(const char *dir, int mode, u64 window, u64 size,
+		    bool rnd, struct pcell *c)
+{
+	u32 *perm = block_order(size / 4096, rnd);
+	struct vqf_sim *s = NULL;
+	int ret;
+
+	if (!perm)
+		return -ENOMEM;
+	ret = pm_open(dir, mode, window, &s);
+	if (!ret)
+		ret = timed_reads(s, perm, size / 4096, c);
 	if (s)
 		vqf_sim_free(s);
 	free(perm);
@@ -781,7 +797,6 @@ static int rs_parse(const char *arg, u64 *sizes, unsigned int *n)
 static u32 *rs_hot_order(u64 size, u64 nc, unsigned int rep, u64 *nb)
 {
 	u64 per = rs_cluster / 4096, stride = size / nc / 4096, i, n;
-	u64 seed = 0x2545f4914f6cdd1dull;
 	u32 *o;
 
 	n = nc * per * rep;
@@ -793,36 +808,21 @@ static u32 *rs_hot_order(u64 size, u64 nc, unsigned int rep, u64 *nb)
 
 		o[i] = (u32)(b / per * stride + b % per);
 	}
-	for (i = n - 1; i > 0; i--) {
-		u64 k;
-		u32 t;
-
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		k = seed % (i + 1);
-		t = o[i];
-		o[i] = o[k];
-		o[k] = t;
-	}
+	shuffle(o, n, 0x2545f4914f6cdd1dull);
 	*nb = n;
 	return o;
 }
 
 /*
- * One pass of reads of "pol.dat" in the order @o (@nb blocks) on a fresh
- * machine: ranges of @range bytes (0: no DAX), dax=auto with @autom.
+ * timed_reads() on a fresh machine: ranges of @range bytes (0: no
+ * DAX), dax=auto with @autom.
  */
 static int rs_pass(const char *dir, u64 window, u64 range, bool autom,
 		   const u32 *o, u64 nb, struct pcell *c)
 {
 	struct vqf_sim_cfg sc = { 0 };
 	struct vqf_sim *s = NULL;
-	struct vqf_gcli *cl;
-	u64 b, r0, s0, r1, s1;
-	char buf[4096];
-	double t0;
-	int fd, ret;
+	int ret;
 
 	sc.shared = dir;
 	sc.inline_kick = true;
@@ -836,23 +836,7 @@ static int rs_pass(const char *dir, u64 window, u64 range, bool autom,
 	ret = vqf_sim_new(&sc, &s);
 	if (ret)
 		return ret;
-	cl = vqf_sim_cli(s);
-	fd = vqf_gcli_open(cl, "pol.dat", O_RDONLY, 0);
-	if (fd < 0) {
-		vqf_sim_free(s);
-		return fd;
-	}
-	pm_count(s, &r0, &s0);
-	t0 = now_s();
-	for (b = 0; b < nb && !ret; b++)
-		if (vqf_gcli_pread(cl, fd, buf, sizeof(buf),
-				   (off_t)o[b] * 4096) != sizeof(buf))
-			ret = -EIO;
-	c->rate = (double)nb * 4096 / 1e6 / (now_s() - t0);
-	pm_count(s, &r1, &s1);
-	c->reads = (double)(r1 - r0) / (double)nb;
-	c->setups = (double)(s1 - s0) / (double)nb;
-	vqf_gcli_close(cl, fd);
+	ret = timed_reads(s, o, nb, c);
 	vqf_sim_free(s);
 	return ret;
 }
