@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -1303,6 +1305,7 @@ struct chan {
 	int fe;
 	int file;		/* what the maps map */
 	pthread_t thr;		/* a waiting map (map_start()) */
+	pid_t tid;		/* ... its thread id */
 	u64 off;
 	int ret;
 	int fds_before;
@@ -1404,10 +1407,16 @@ static void fe_acks(struct chan *c, u32 req, u64 status, unsigned int n)
 	assert_int_equal(send(c->fe, buf, len, MSG_NOSIGNAL), (ssize_t)len);
 }
 
+/* chan.tid: set by the map's thread, read by test_ack_then_cancel(). */
+static pthread_mutex_t tid_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void *map_main(void *arg)
 {
 	struct chan *c = arg;
 
+	pthread_mutex_lock(&tid_lock);
+	c->tid = (pid_t)syscall(SYS_gettid);
+	pthread_mutex_unlock(&tid_lock);
 	c->ret = vqf_vshm_map(&c->s, VQF_VHOST_SHMID_CACHE, c->file, 0,
 			      c->off, PG, false, true);
 	return NULL;
@@ -1824,6 +1833,81 @@ static void test_ack_while_cancelled(void **state)
 	assert_int_equal(st.acks_unsolicited, 1);
 	assert_int_equal(st.unmaps, 1);
 	assert_broken(&c);
+	vqf_vshm_cancel(&c.s, false);
+	chan_close(&c);
+}
+
+/* Whether thread @tid of this process sleeps (state S in its stat). */
+static bool thread_sleeps(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/*
+ * The front-end acks a map and the device stops at once: both are ready
+ * when the waiting thread wakes.  The ack was sent first, so the map is
+ * done - no cancel counted, no undo unmap - as QEMU has mapped it.
+ * Both happen while the waiter cannot run: the case pins itself and the
+ * waiter to one CPU and does the two under SCHED_FIFO (skipped without
+ * the privilege), once the waiter sleeps in its poll.  With the cancel
+ * taken first (wait_chan() before 9604072) it gets -ECANCELED.
+ */
+static void test_ack_then_cancel(void **state)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	cpu_set_t one, all;
+	struct vqf_vshm_stats st;
+	struct chan c;
+	unsigned int i;
+	pid_t tid;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo)) {
+		sched_setaffinity(0, sizeof(all), &all);
+		skip();
+	}
+	assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &other), 0);
+	chan_open(&c, 3600000);
+	map_sent(&c, 0);
+	/* Bounded work, not time: until it sleeps in its wait. */
+	for (i = 0; i < 1000000; i++) {
+		pthread_mutex_lock(&tid_lock);
+		tid = c.tid;
+		pthread_mutex_unlock(&tid_lock);
+		if (tid && chan_stats(&c).waiting == 1 && thread_sleeps(tid))
+			break;
+		usleep(1000);
+	}
+	assert_true(i < 1000000);
+	assert_int_equal(sched_setscheduler(0, SCHED_FIFO, &fifo), 0);
+	fe_acks(&c, VQF_VHOST_BACKEND_SHMEM_MAP, 0, 1);
+	vqf_vshm_cancel(&c.s, true);
+	assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &other), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_int_equal(map_join(&c), 0);
+	st = chan_stats(&c);
+	assert_int_equal(st.maps, 1);
+	assert_int_equal(st.cancelled, 0);
+	assert_int_equal(st.undo_unmaps, 0);
+	assert_false(readable(c.fe, 0));
 	vqf_vshm_cancel(&c.s, false);
 	chan_close(&c);
 }
@@ -2972,6 +3056,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ack_with_fds),
 		cmocka_unit_test(test_ack_eof),
 		cmocka_unit_test(test_ack_while_cancelled),
+		cmocka_unit_test(test_ack_then_cancel),
 		cmocka_unit_test(test_channel_kinds),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test_prestate_setup_teardown(test_stop_unanswered,
