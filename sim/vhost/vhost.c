@@ -729,7 +729,20 @@ static int set_vring_fd(struct vqf_vhost *vh, u32 req, u64 v, int *fds)
 		} else {
 			ret = dup3(fds[0], r->call_fd, O_CLOEXEC);
 		}
-		return ret < 0 ? -ENOMEM : 0;
+		if (ret < 0)
+			return -ENOMEM;
+		/*
+		 * A running ring may have signalled the file that was there
+		 * before: without protocol features a ring starts at its
+		 * KICK, and QEMU sends CALL after it, so the reply to a
+		 * request the guest made at once went to our placeholder.
+		 * One interrupt on the new file covers whatever the old one
+		 * got (a driver takes a spurious one in its stride); as
+		 * libvhost-user does.
+		 */
+		if (!nofd && r->running)
+			eventfd_write(r->call_fd, 1);
+		return 0;
 	default:
 		if (r->err_fd >= 0)
 			close(r->err_fd);
