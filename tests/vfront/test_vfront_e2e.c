@@ -523,6 +523,23 @@ static bool no_inflight(void *arg)
 	return !vqf_gdrv_inflight(f->drv);
 }
 
+/*
+ * Every callback has run: a call leaves the in-flight list before its
+ * callback, so no_inflight() alone does not say so.
+ */
+static bool all_done(void *arg)
+{
+	struct caller *k = arg;
+	unsigned int i, j, n = 0;
+
+	pthread_mutex_lock(&done_lock);
+	for (i = 0; i < 2; i++)
+		for (j = 0; j <= NCALLS; j++)
+			n += k[i].done[j];
+	pthread_mutex_unlock(&done_lock);
+	return n >= 2 * (NCALLS + 1);
+}
+
 static void test_kill_midcall(void **state)
 {
 	struct opts o = { 0 };
@@ -554,6 +571,7 @@ static void test_kill_midcall(void **state)
 	/* The back-end dies: its end of the connection goes. */
 	shutdown(f->sv[1], SHUT_RDWR);
 	assert_true(peer_wait(no_inflight, f));
+	assert_true(peer_wait(all_done, k));
 	/* Let the dead back-end's workers finish into nothing. */
 	pthread_mutex_lock(&f->glock);
 	f->hold = false;
