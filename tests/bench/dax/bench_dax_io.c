@@ -19,7 +19,8 @@
  * 4 KiB sequential and random reads of a file four times the window
  * (random: the thrash), random reads of a file half the window, and
  * small files read once and three times; -o sets the policy's thresholds
- * (small=BYTES,uses=N,used=BYTES,min=N,pct=N,sample=N,backoff=N,shift=N).
+ * (small=BYTES,uses=N,used=BYTES,min=N,pct=N,sample=N,backoff=N,shift=N);
+ * with -R too, over each range size's own defaults.
  *
  * -R alone (issue 30 item 3): the reads above through ranges of 2 MiB
  * down to 64 KiB (or the sizes given), under dax=always and dax=auto,
@@ -245,6 +246,11 @@ enum { PM_FUSE, PM_ALWAYS, PM_AUTO, PM_NR };
 static const char *const pm_name[PM_NR] = { "no-dax", "always", "auto" };
 static struct vqf_dax_policy pm_pol;
 static bool pm_pol_set;
+/* -o as given: -R applies them over each range size's own defaults. */
+#define PM_OPT_MAX	8
+static const char *pm_opt[PM_OPT_MAX];
+static unsigned int pm_nopt;
+static int pm_parse_into(const char *arg, struct vqf_dax_policy *p);
 
 struct pcell {
 	double rate;		/* MB/s or ops/s */
@@ -821,6 +827,7 @@ static int rs_pass(const char *dir, u64 window, u64 range, bool autom,
 		   const u32 *o, u64 nb, struct pcell *c)
 {
 	struct vqf_sim_cfg sc = { 0 };
+	struct vqf_dax_policy p;
 	struct vqf_sim *s = NULL;
 	int ret;
 
@@ -832,6 +839,15 @@ static int rs_pass(const char *dir, u64 window, u64 range, bool autom,
 		sc.dax_window = window;
 		sc.dax_range = range;
 		sc.cli.dax_auto = autom;
+		if (pm_nopt) {
+			unsigned int i;
+
+			vqf_dax_policy_default(&p, range);
+			for (i = 0; i < pm_nopt; i++)
+				if (pm_parse_into(pm_opt[i], &p))
+					return -EINVAL;
+			sc.cli.dax_policy = &p;
+		}
 	}
 	ret = vqf_sim_new(&sc, &s);
 	if (ret)
@@ -880,6 +896,9 @@ static int range_rows(const char *dir, u64 size, const u64 *sizes,
 	       (unsigned long long)window >> 20,
 	       (unsigned long long)(window / 2 / rs_cluster),
 	       (unsigned long long)rs_cluster >> 10);
+	for (r = 0; r < pm_nopt; r++)
+		printf("auto's policy: each size's defaults, then -o %s\n",
+		       pm_opt[r]);
 	printf("cells: MB/s (SETUPMAPPING per 4 KiB read), median of 3 "
 	       "rounds; always / auto\n");
 	for (r = 0; r < 4 && !ret; r++) {
@@ -921,8 +940,8 @@ static int range_rows(const char *dir, u64 size, const u64 *sizes,
 	return ret;
 }
 
-/* -o key=value,...: the policy's thresholds over lib's defaults. */
-static int pm_parse(const char *arg)
+/* -o key=value,...: the policy's thresholds over what @p holds. */
+static int pm_parse_into(const char *arg, struct vqf_dax_policy *p)
 {
 	static const char *const key[] = { "small", "uses", "used", "min",
 					   "pct", "sample", "backoff",
@@ -932,9 +951,6 @@ static int pm_parse(const char *arg)
 
 	if (!copy)
 		return -1;
-	if (!pm_pol_set)
-		vqf_dax_policy_default(&pm_pol, 2ull << 20);
-	pm_pol_set = true;
 	for (tok = strtok_r(copy, ",", &save); tok && !ret;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
@@ -952,28 +968,28 @@ static int pm_parse(const char *arg)
 				break;
 		switch (k) {
 		case 0:
-			pm_pol.small_size = v;
+			p->small_size = v;
 			break;
 		case 1:
-			pm_pol.small_uses = (u32)v;
+			p->small_uses = (u32)v;
 			break;
 		case 2:
-			pm_pol.used_bytes = v;
+			p->used_bytes = v;
 			break;
 		case 3:
-			pm_pol.thrash_min = (u32)v;
+			p->thrash_min = (u32)v;
 			break;
 		case 4:
-			pm_pol.thrash_pct = (u32)v;
+			p->thrash_pct = (u32)v;
 			break;
 		case 5:
-			pm_pol.sample = (u32)v;
+			p->sample = (u32)v;
 			break;
 		case 6:
-			pm_pol.backoff = v;
+			p->backoff = v;
 			break;
 		case 7:
-			pm_pol.backoff_shift_max = (u32)v;
+			p->backoff_shift_max = (u32)v;
 			break;
 		default:
 			ret = -1;
@@ -982,6 +998,17 @@ static int pm_parse(const char *arg)
 	}
 	free(copy);
 	return ret;
+}
+
+static int pm_parse(const char *arg)
+{
+	if (!pm_pol_set)
+		vqf_dax_policy_default(&pm_pol, 2ull << 20);
+	pm_pol_set = true;
+	if (pm_nopt == PM_OPT_MAX)
+		return -1;
+	pm_opt[pm_nopt++] = arg;
+	return pm_parse_into(arg, &pm_pol);
 }
 
 /*
@@ -1254,8 +1281,9 @@ int main(int argc, char **argv)
 				"stacks native,fuse,dax,dax-mm,dax-rc; "
 				"workloads seqread,randread,seqwrite,randwrite;"
 				" -P: only dax=auto beside always and no DAX, "
-				"-o its thresholds: small, uses, used, min, pct,"
-				" sample, backoff, shift; -D: only deferred "
+				"-o its thresholds (-R too): small, uses, used,"
+				" min, pct, sample, backoff, shift; "
+				"-D: only deferred "
 				"teardown at evict, on and off, 2000 files; "
 				"-R: only range sizes, default 2M,1M,512K,256K,"
 				"128K,64K, powers of two from 4K, at most 8; "
