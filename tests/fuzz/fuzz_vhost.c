@@ -40,6 +40,7 @@
  */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
+#include "../common/thread_sleeps.h"
 #include "vqf_passthrough.h"
 #include "vqf_vhost.h"
 
@@ -146,26 +147,6 @@ static void *serve_main(void *arg)
 	return NULL;
 }
 
-/* Whether thread @tid sleeps (state S: the back-end waits in poll()). */
-static bool sleeping(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /* GET_QUEUE_NUM, its answer, then the back-end asleep (bounded). */
 static void sync_point(int s, const struct srv *sv)
 {
@@ -189,7 +170,7 @@ static void sync_point(int s, const struct srv *sv)
 		if (h.request == VQF_VHOST_GET_QUEUE_NUM)
 			break;
 	}
-	for (i = 0; i < 2000 && !sleeping(sv->tid); i++)
+	for (i = 0; i < 2000 && !thread_sleeps(sv->tid); i++)
 		usleep(50);
 }
 

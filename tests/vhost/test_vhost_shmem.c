@@ -48,6 +48,7 @@
 
 #include "vhost_fe.h"
 #include "vhost_daemon.h"
+#include "../common/thread_sleeps.h"
 
 #define NREQ		1
 #define NQ		(1 + NREQ)
@@ -1835,26 +1836,6 @@ static void test_ack_while_cancelled(void **state)
 	assert_broken(&c);
 	vqf_vshm_cancel(&c.s, false);
 	chan_close(&c);
-}
-
-/* Whether thread @tid of this process sleeps (state S in its stat). */
-static bool thread_sleeps(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
 }
 
 /*
