@@ -282,42 +282,19 @@ static void test_call_after_start(void **state)
 	struct fe *f = *state;
 	struct vqf_vhost_stats s;
 	eventfd_t n = 0;
-	u64 feat, v;
+	u64 feat;
 	unsigned int i;
 
+	f->no_acks = true;
 	rings_create(f, NULL);
 	feat = get_u64(f, VQF_VHOST_GET_FEATURES);
 	feat &= (1ull << VIRTIO_F_VERSION_1) |
 		(1ull << VIRTIO_RING_F_EVENT_IDX);
 	msg(f, VQF_VHOST_SET_OWNER, NULL, 0, NULL, 0);
 	msg(f, VQF_VHOST_SET_FEATURES, &feat, sizeof(feat), NULL, 0);
-	{
-		struct vqf_vhost_mem m = {
-			.nregions = 1,
-			.r[0] = { .gpa = RAM_GPA, .size = RAM_SIZE,
-				  .uaddr = (u64)(uintptr_t)f->ram },
-		};
-
-		msg(f, VQF_VHOST_SET_MEM_TABLE, &m, 8 + sizeof(m.r[0]),
-		    &f->memfd, 1);
-	}
-	for (i = 0; i < NQ; i++) {
-		struct vqf_vhost_state st = { .index = i, .num = RING_NUM };
-		struct vqf_vhost_addr a = {
-			.index = i,
-			.desc = ua(f, f->addr[i].desc),
-			.used = ua(f, f->addr[i].used),
-			.avail = ua(f, f->addr[i].avail),
-		};
-
-		msg(f, VQF_VHOST_SET_VRING_NUM, &st, sizeof(st), NULL, 0);
-		st.num = 0;
-		msg(f, VQF_VHOST_SET_VRING_BASE, &st, sizeof(st), NULL, 0);
-		msg(f, VQF_VHOST_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
-		v = i;
-		msg(f, VQF_VHOST_SET_VRING_KICK, &v, sizeof(v), &f->kick[i],
-		    1);
-	}
+	set_mem(f);
+	for (i = 0; i < NQ; i++)
+		set_ring_kick(f, i);
 	/*
 	 * The device starts once the socket is drained, after the reply to
 	 * any round trip: wait for it (60000 polls of 1 ms, far past any
@@ -334,8 +311,7 @@ static void test_call_after_start(void **state)
 	/* fuse_call() polls the used ring: no interrupt needed. */
 	fuse_init(f, 1);
 	assert_int_equal(eventfd_read(f->call[1], &n), -1);
-	v = 1;
-	msg(f, VQF_VHOST_SET_VRING_CALL, &v, sizeof(v), &f->call[1], 1);
+	set_ring_call(f, 1);
 	stats(f, &s);
 	assert_int_equal(eventfd_read(f->call[1], &n), 0);
 	assert_true(n >= 1);

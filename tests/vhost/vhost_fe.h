@@ -29,6 +29,8 @@
 	u64 bump;		/* next free guest address for buffers */ \
 	u64 unique;							\
 	bool hup_fails;		/* fuse_call() fails on a hang-up */	\
+	bool no_acks;		/* REPLY_ACK not negotiated: set_*()	\
+				 * send without NEED_REPLY */		\
 	int fds_before;
 
 #endif
