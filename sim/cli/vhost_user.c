@@ -242,7 +242,7 @@ static void print_stats(struct vqf_vhost *vh, unsigned int nq)
 		(unsigned long long)s.bad_header,
 		(unsigned long long)s.unsupported,
 		(unsigned long long)s.bad_size,
-		(unsigned long long)s.bad_fds,
+		(unsigned long long)(s.bad_fds + s.ring_fd),
 		(unsigned long long)s.too_many_fds,
 		(unsigned long long)s.bad_index,
 		(unsigned long long)s.bad_value,

@@ -59,6 +59,10 @@ struct vqf_vhost {
 	u64 protocol;
 	unsigned int nq;	/* rings: 1 + request queues */
 	bool running;
+	/* The anonymous inode behind every eventfd (ring_fd_check()). */
+	dev_t efd_dev;
+	ino_t efd_ino;
+	bool efd_known;
 	struct vhring ring[VQF_VHOST_MAX_QUEUES];
 
 	pthread_mutex_t slock;
@@ -223,6 +227,7 @@ static void count_refusal(struct vqf_vhost *vh, int err)
 	case -EEXIST:		f = &vh->st.region_overlap; break;
 	case -ENXIO:		f = &vh->st.region_file; break;
 	case -ENODEV:		f = &vh->st.region_fd; break;
+	case -EBADFD:		f = &vh->st.ring_fd; break;
 	case -ENOMEM:		f = &vh->st.mmap_failed; break;
 	case -EFAULT:		f = &vh->st.ring_fault; break;
 	case -ENOPROTOOPT:	f = &vh->st.not_negotiated; break;
@@ -693,6 +698,27 @@ static int set_vring_addr(struct vqf_vhost *vh, const struct vqf_vhost_addr *a)
 	return 0;
 }
 
+/*
+ * A ring's KICK, CALL or ERR fd must be an eventfd: the device and the
+ * serving thread write a call fd, and a pipe or a socket the front-end
+ * keeps full would block them (a FIFO could even be a path's).  Every
+ * eventfd shares one anonymous inode, which vqf_vhost_new() took from its
+ * own; where it found none shared, only a type with a name is refused.
+ */
+static int ring_fd_check(const struct vqf_vhost *vh, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -EBADFD;
+	if (vh->efd_known)
+		return st.st_dev == vh->efd_dev && st.st_ino == vh->efd_ino ?
+		       0 : -EBADFD;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
+	       S_ISDIR(st.st_mode) ? -EBADFD : 0;
+}
+
 /* KICK, CALL, ERR: the fd (fds[0]) goes to ring @which. */
 static int set_vring_fd(struct vqf_vhost *vh, u32 req, u64 v, int *fds)
 {
@@ -705,6 +731,11 @@ static int set_vring_fd(struct vqf_vhost *vh, u32 req, u64 v, int *fds)
 	ret = ring_index(vh, v & VQF_VHOST_VRING_IDX_MASK, &r);
 	if (ret)
 		return ret;
+	if (!nofd) {
+		ret = ring_fd_check(vh, fds[0]);
+		if (ret)
+			return ret;
+	}
 	switch (req) {
 	case VQF_VHOST_SET_VRING_KICK:
 		if (nofd)
@@ -1332,6 +1363,18 @@ int vqf_vhost_new(const struct vqf_vhost_cfg *cfg, struct vqf_vhost **out)
 			vqf_vshm_fini(&vh->shm);
 			free(vh);
 			return ret;
+		}
+	}
+	{
+		struct stat a, b;
+
+		/* nq >= 2: two of our own eventfds */
+		if (!fstat(vh->ring[0].call_fd, &a) &&
+		    !fstat(vh->ring[1].call_fd, &b) &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			vh->efd_dev = a.st_dev;
+			vh->efd_ino = a.st_ino;
+			vh->efd_known = true;
 		}
 	}
 	dc.tag = vh->cfg.tag;

@@ -255,6 +255,8 @@ struct vqf_vhost_stats {
 	u64 region_overlap;	/* -EEXIST: regions overlap (gpa or uaddr) */
 	u64 region_file;	/* -ENXIO: region past its file's end */
 	u64 region_fd;		/* -ENODEV: fd not a regular file */
+	u64 ring_fd;		/* -EBADFD: KICK/CALL/ERR fd not an
+				 * eventfd */
 	u64 mmap_failed;	/* -ENOMEM: mmap of a region failed */
 	u64 ring_fault;		/* -EFAULT: ring not inside guest memory */
 	u64 fatal;		/* stream errors that ended the connection */

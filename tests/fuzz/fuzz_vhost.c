@@ -407,7 +407,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 s.too_many_regions + s.no_regions + s.bad_fds +
 		 s.too_many_fds + s.bad_index + s.bad_value + s.bad_align +
 		 s.region_wrap + s.region_overlap + s.region_file +
-		 s.region_fd + s.mmap_failed + s.ring_fault +
+		 s.region_fd + s.ring_fd + s.mmap_failed + s.ring_fault +
 		 s.not_negotiated + s.backend_fd_bad;
 	FZ_CHECK(causes == s.refused);
 	FZ_CHECK(count_fds() == before);

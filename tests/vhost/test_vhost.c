@@ -430,6 +430,36 @@ static void test_hostile(void **state)
 	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_ENABLE, &st, 8, NULL, 0);
 	v = 200;
 	HOSTILE(f, bad_index, VQF_VHOST_SET_VRING_KICK, &v, 8, &efd, 1);
+	/*
+	 * Ring descriptors that are no eventfd: a pipe or a socket kept
+	 * full would block every write of the call fd (the device's
+	 * interrupts, the signal a CALL to a running ring gets).
+	 */
+	{
+		int pp[2], sp[2], mfd = memfd_create("not-an-eventfd",
+						     MFD_CLOEXEC);
+
+		assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM |
+					    SOCK_CLOEXEC, 0, sp), 0);
+		assert_true(mfd >= 0);
+		v = 1;
+		HOSTILE(f, ring_fd, VQF_VHOST_SET_VRING_CALL, &v, 8, &pp[1],
+			1);
+		HOSTILE(f, ring_fd, VQF_VHOST_SET_VRING_CALL, &v, 8, &sp[0],
+			1);
+		HOSTILE(f, ring_fd, VQF_VHOST_SET_VRING_KICK, &v, 8, &pp[0],
+			1);
+		HOSTILE(f, ring_fd, VQF_VHOST_SET_VRING_ERR, &v, 8, &mfd, 1);
+		/* an eventfd is taken */
+		assert_int_equal(acked(f, VQF_VHOST_SET_VRING_ERR, &v, 8,
+				       &efd, 1), 0);
+		close(pp[0]);
+		close(pp[1]);
+		close(sp[0]);
+		close(sp[1]);
+		close(mfd);
+	}
 	/* Values. */
 	st.index = 1;
 	st.num = 3;
@@ -517,7 +547,7 @@ static void test_hostile(void **state)
 		 VQF_VHOST_VERSION | VQF_VHOST_FLAG_REPLY, NULL, 0, NULL, 0);
 	stats(f, &s);
 	assert_int_equal(s.bad_header, 2);
-	assert_int_equal(nh, 32);
+	assert_int_equal(nh, 36);
 	assert_int_equal(s.refused, nh + 2);
 	assert_int_equal(s.starts, 0);
 	assert_int_equal(s.fatal, 0);
