@@ -32,6 +32,12 @@
 # 4 KiB O_DIRECT READ) alternating between the mounts every 200 requests
 # for VQF_BENCH_PAIR_CHUNKS (100) pairs: the ratio of the two drivers'
 # round trip under the same host conditions (the "pair" lines).
+# The pair lines also give the guest CPU per request of each driver (the
+# caller's and the completion workers'); under -icount shift=0
+# (VQF_QEMU_EXTRA, with VQF_QEMU_SMP=1: QEMU 7.2 does not bring up a second
+# vCPU under icount) it counts guest instructions, whatever the host does.
+# VQF_BENCH_FGRAPH=1 then splits it by transport function (function_graph,
+# see vqf_fgraph_pair in guest-lib.sh).
 # tests/qemu/bench-pool.sh pools the rounds of several such runs.  Last,
 # req-bench (tests/unit/req) times lib's marshalling and validation against
 # an upstream-style copy on the guest's CPU ("in this guest").
@@ -178,6 +184,13 @@ for op in getattr read4k; do
 	$pin vqf-bench pair \$op \$MNT/vqfuse/seq64.bin \$MNT/$ref/seq64.bin \
 		200 $pair_chunks || exit 1
 done
+if [ '${VQF_BENCH_FGRAPH:-0}' = 1 ]; then
+	for op in getattr read4k; do
+		VQF_PIN='$pin' vqf_fgraph_pair \$op \$MNT/vqfuse/seq64.bin \
+			\$MNT/$ref/seq64.bin 100 ${VQF_BENCH_FGRAPH_CHUNKS:-10} ||
+			echo '# fgraph failed'
+	done
+fi
 if [ -x /bin/vqf-req-bench ]; then $pin vqf-req-bench 100000 | sed 's/^/REQBENCH /'; fi
 vqf_vqfuse_counters
 umount \$MNT/vqfuse && umount \$MNT/$ref"
@@ -185,7 +198,7 @@ umount \$MNT/vqfuse && umount \$MNT/$ref"
 	"$VQF_QEMU_BIN/vqf-bench" mkfile "$W/shared2/seq64.bin" 64 || exit 1
 	vqf_start_virtiofsd "$W/shared2" "$W/vfs2.sock" "$W/virtiofsd2.log"
 	pid2=$VQF_VIRTIOFSD_PID
-	VQF_QEMU_EXTRA="-chardev socket,id=vfs2,path=$W/vfs2.sock -device vhost-user-fs-pci,chardev=vfs2,tag=${VQF_TAG}2,num-request-queues=$VQF_QEMU_NREQ${VQF_QEMU_DEVOPTS:-}"
+	VQF_QEMU_EXTRA="${VQF_QEMU_EXTRA:-} -chardev socket,id=vfs2,path=$W/vfs2.sock -device vhost-user-fs-pci,chardev=vfs2,tag=${VQF_TAG}2,num-request-queues=$VQF_QEMU_NREQ${VQF_QEMU_DEVOPTS:-}"
 	export VQF_QEMU_EXTRA
 fi
 
@@ -350,16 +363,59 @@ END {
 }' "$W/console.txt" | tee -a "$W/table.txt"
 
 # The paired mode's single-request comparison.
+# Then the guest CPU per request: the caller's own ("self") and every other
+# task's ("others": the completion workers), and the per-pair ratio of the
+# two drivers' totals (under -icount, instructions: VQF_QEMU_EXTRA).
 grep '^BENCH pair ' "$W/console.txt" | awk -v ref="$ref" '
 NR == 1 {
+	r = "/" (ref == "virtiofs" ? "vfs" : "ref")
 	printf "\n%-14s %9s %12s %9s %7s %7s\n", "request", "vqfuse us",
-	       ref " us", "vqfuse/" (ref == "virtiofs" ? "vfs" : "ref"), "q1", "q3"
+	       ref " us", "vqfuse" r, "q1", "q3"
 }
 {
 	for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	printf "%-14s %9.1f %12.1f %8.3fx %6.3fx %6.3fx\n", $3, v["a_us"],
 	       v["b_us"], v["ratio"], v["q1"], v["q3"]
+	if ("cpu_ratio" in v)
+		cpu[++ncpu] = sprintf("%-14s %7.2f %7.2f %7.2f %7.2f %8.3fx %6.3fx %6.3fx",
+			$3, v["a_self_us"], v["a_oth_us"], v["b_self_us"],
+			v["b_oth_us"], v["cpu_ratio"], v["cpu_q1"], v["cpu_q3"])
+}
+END {
+	if (!ncpu)
+		exit
+	printf "\n%-14s %7s %7s %7s %7s %9s %7s %7s\n", "guest CPU us",
+	       "vqf", "vqf oth", "ref", "ref oth", "vqfuse" r, "q1", "q3"
+	for (i = 1; i <= ncpu; i++)
+		print cpu[i]
 }' | tee -a "$W/table.txt"
+
+# VQF_BENCH_FGRAPH=1: each transport function's guest CPU per request
+# (vqf_fgraph_pair in guest-lib.sh), vqfuse (side a) beside the reference
+# (side b): calls per request and ns per request, in instructions under
+# -icount shift=0.
+awk -v ref="$ref" '
+/^VQF-FGRAPH-OPS / { ops[$2] = $3; next }
+/^VQF-FGRAPH / {
+	k = $2 " " $3 " " $5
+	if (!(k in seen)) { seen[k] = 1; key[++nk] = k }
+	calls[k, $4] = $6; ns[k, $4] = $7
+}
+END {
+	if (!nk)
+		exit
+	printf "\n%-8s %-4s %-38s %9s %9s %9s %9s\n", "fgraph", "pass",
+	       "function", "vqf n/op", "vqf ns/op", "ref n/op", "ref ns/op"
+	for (i = 1; i <= nk; i++) {
+		split(key[i], f, " ")
+		o = ops[f[1]] ? ops[f[1]] : 1
+		printf "%-8s %-4s %-38s %9.2f %9.0f %9.2f %9.0f\n", f[1], f[2],
+		       f[3], calls[key[i], "a"] / o, ns[key[i], "a"] / o,
+		       calls[key[i], "b"] / o, ns[key[i], "b"] / o
+	}
+	printf "(ref: %s; n/op: calls per request, ns/op: their time per " \
+	       "request, sleep excluded)\n", ref
+}' "$W/console.txt" | tee -a "$W/table.txt"
 
 # lib's own part of a request as this guest runs it (paired mode): the
 # same req-bench as tests/unit/req, ns per request.

@@ -1034,6 +1034,87 @@ vqf_stage_report()
 	echo >$T/kprobe_events
 }
 
+# vqf_fgraph_pair OP A B CHUNK CHUNKS: the guest CPU of each transport
+# function per request, for vqf-bench pair's two mounts (bench-qemu.sh,
+# VQF_BENCH_FGRAPH=1).  function_graph at depth 1 times the functions of
+# one pass: those called inside another of the same pass are not timed, so
+# each pass lists functions that do not nest: the transport's entry points
+# (the submit and the completion), then their parts, then the parts'
+# parts.  With sleep-time off a function's time is its CPU time (a kworker
+# preempted by the task it woke is not charged for it).  trace_clock local
+# is the guest's sched_clock: under -icount shift=0, 1 ns is one guest
+# instruction, so the figures do not depend on the host.  Only the
+# pass's functions are hooked (set_ftrace_filter too): function_graph
+# otherwise hooks every function, and a driver that makes more calls
+# inside a timed function would pay the tracer for each.  One hook's cost
+# is inside every figure alike (an empty function shows about 700):
+# compare drivers and functions, not these with an untraced run.
+# Functions a kernel does not have (inlined, or the other kernel's names)
+# are skipped.  Prints
+# "VQF-FGRAPH OP PASS SIDE FUNC CALLS NS" per function and side (a = A),
+# then "VQF-FGRAPH-OPS OP N", the operations each side ran.  VQF_PIN: the
+# vqf-bench command's prefix (a taskset).
+vqf_fgraph_pair()
+{
+	vqf_trace_prep || return 1
+	echo nop >$T/current_tracer
+	echo local >$T/trace_clock
+	echo 32768 >$T/buffer_size_kb
+	echo 1 >$T/max_graph_depth || return 1
+	echo 0 >$T/options/sleep-time 2>/dev/null
+	p=0
+	for pass in \
+	    "vqfk_fiq_ops_wake_pending_and_unlock vqfk_fiq_ops_send_req virtio_fs_wake_pending_and_unlock virtio_fs_send_req vqfk_vq_done virtio_fs_vq_done vqfk_requests_done_work virtio_fs_requests_done_work vqfk_complete_req_work virtio_fs_complete_req_work" \
+	    "vqfk_enqueue_req virtio_fs_enqueue_req vqfk_request_complete virtio_fs_request_complete virtqueue_get_buf virtqueue_enable_cb virtqueue_disable_cb" \
+	    "vqfk_req_alloc vqf_req_marshal vqfk_sg_from_vsg sg_init_fuse_args sg_init_fuse_args.isra.0 virtqueue_add_sgs virtqueue_kick_prepare virtqueue_notify vqfk_req_finish copy_args_from_argbuf fuse_request_end vqfk_dec_in_flight" \
+	    "vqf_req_complete __kmalloc kmalloc_trace kfree"; do
+		p=$((p + 1))
+		echo >$T/set_graph_function
+		echo >$T/set_ftrace_filter
+		for f in $pass; do
+			grep -qE "^$f( |\$)" $T/available_filter_functions ||
+				continue
+			echo "$f" >>$T/set_graph_function &&
+				echo "$f" >>$T/set_ftrace_filter || return 1
+		done
+		echo function_graph >$T/current_tracer || return 1
+		echo >$T/trace
+		echo 1 >$T/tracing_on
+		VQF_BENCH_MARK=$T/trace_marker ${VQF_PIN:-} vqf-bench pair \
+			"$1" "$2" "$3" \
+			"$4" "$5" >/dev/null || return 1
+		echo 0 >$T/tracing_on
+		grep -h 'overrun: [1-9]' $T/per_cpu/cpu*/stats |
+			sed 's/^/# fgraph: /'
+		awk -v p=$p -v op="$1" -v list=" $pass " '
+		/vqf-phase pair-a/ { side = "a"; next }
+		/vqf-phase pair-b/ { side = "b"; next }
+		/vqf-phase end/ { side = ""; next }
+		side == "" { next }
+		/\(\);/ {
+			for (i = 1; i < NF; i++)
+				if ($(i + 1) == "us" && $i ~ /^[0-9.]+$/)
+					break
+			if (i == NF) next
+			# "name();", or "name [module]();"
+			f = $NF ~ /^\[/ ? $(NF - 1) : $NF
+			sub(/\(\);$/, "", f)
+			# an interrupt is its own root at depth 1: not ours
+			if (index(list, " " f " ") == 0) next
+			n[side " " f]++; ns[side " " f] += $i * 1000
+		}
+		END { for (k in n) printf "VQF-FGRAPH %s %d %s %d %.0f\n", op,
+					   p, k, n[k], ns[k] }' $T/trace | sort
+		echo nop >$T/current_tracer
+	done
+	echo >$T/set_graph_function
+	echo >$T/set_ftrace_filter
+	echo >$T/trace
+	echo 1 >$T/options/sleep-time 2>/dev/null
+	echo 0 >$T/max_graph_depth
+	echo "VQF-FGRAPH-OPS $1 $(($4 * $5))"
+}
+
 # vqf_wait_or_dump PID SECONDS: wait for PID; if it still runs after
 # SECONDS (far beyond any normal run: work is bounded by operations), dump
 # what a hang needs (vqfuse's queues: a request in flight without a reply
