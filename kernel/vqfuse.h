@@ -20,6 +20,7 @@
 #include <linux/atomic.h>
 #include "vqf_forget.h"
 #include "vqf_version.h"
+#include "vqfuse_req.h"
 
 struct fuse_req;
 struct fuse_iqueue;
@@ -83,6 +84,7 @@ struct vqfk_kvq {
 	long in_flight;
 	unsigned long progress;		/* jiffies of the last completion */
 	struct completion in_flight_zero;
+	struct vqfk_kreq_cache kreqs;	/* request blocks (vqfuse_req.h) */
 	atomic64_t stat[VQF_KS_NR];
 	char name[VQF_VQ_NAME_LEN];
 } ____cacheline_aligned_in_smp;

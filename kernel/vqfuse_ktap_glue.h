@@ -7,6 +7,8 @@
  * through vqfk_req_prepare() and vqfk_req_fill_sg(), a simulated device
  * reads the readable scatterlist entries and writes a reply through the
  * writable ones, and vqfk_req_finish() must hand back what fuse expects.
+ * The requests' blocks come from one vqfk_kreq_cache, so each case runs on
+ * a block holding the bytes of the one before (block_cache poisons it).
  * Included once, by vqfuse_ktap.c.  A case returns 0 or the line of the
  * first failed check.
  */
@@ -37,6 +39,8 @@ static struct vqfk_glue {
 	u8 wire[512];		/* what the device read */
 	u32 wire_len;
 	u8 reply[512];
+	/* every case's blocks: each reuses what the last one left in them */
+	struct vqfk_kreq_cache cache;
 } *vqfk_g;
 
 static void vqfk_g_reset(unsigned int opcode, bool reply)
@@ -68,7 +72,7 @@ static int vqfk_g_send(void)
 	unsigned int i;
 	int n;
 
-	if (vqfk_req_prepare(&g->req, GFP_KERNEL))
+	if (vqfk_req_prepare(&g->req, &g->cache, GFP_KERNEL))
 		return -1;
 	if (vqfk_req_nr_sg(&g->req) > VQFK_G_MAXSG)
 		return -1;
@@ -144,7 +148,7 @@ static int vqfk_g_fixed(void)
 	vqfk_g_hdr(16 + 40, 0, 0x1234);
 	if (vqfk_g_reply(16 + 40) != 56)
 		return __LINE__;
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 	if (g->req.argbuf)
 		return __LINE__;
@@ -171,7 +175,7 @@ static int vqfk_g_bad_unique(void)
 		return __LINE__;
 	vqfk_g_hdr(56, 0, 0x9999);
 	vqfk_g_reply(56);
-	if (vqfk_req_finish(&g->req) != -ENOMSG)
+	if (vqfk_req_finish(&g->req, &g->cache) != -ENOMSG)
 		return __LINE__;
 	if (g->req.out.h.error != -EIO)
 		return __LINE__;
@@ -190,7 +194,7 @@ static int vqfk_g_short(void)
 		return __LINE__;
 	vqfk_g_hdr(16, 0, 0x1234);
 	vqfk_g_reply(8);
-	if (vqfk_req_finish(&g->req) != -ENODATA)
+	if (vqfk_req_finish(&g->req, &g->cache) != -ENODATA)
 		return __LINE__;
 	if (g->req.out.h.error != -EIO)
 		return __LINE__;
@@ -211,7 +215,7 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(16, -ENOENT, 0x1234);
 	vqfk_g_reply(16);
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 	if (g->req.out.h.error != -ENOENT)
 		return __LINE__;
@@ -221,7 +225,7 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(16, 0, 0x1234);
 	vqfk_g_reply(16);
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 
 	vqfk_g_reset(FUSE_GETATTR, true);
@@ -232,7 +236,7 @@ static int vqfk_g_errors(void)
 		return __LINE__;
 	vqfk_g_hdr(56, -ENOENT, 0x1234);
 	vqfk_g_reply(56);
-	if (vqfk_req_finish(&g->req) != -EPROTO)
+	if (vqfk_req_finish(&g->req, &g->cache) != -EPROTO)
 		return __LINE__;
 	if (g->req.out.h.error != -EIO)
 		return __LINE__;
@@ -272,7 +276,7 @@ static int vqfk_g_read_pages(void)
 		return __LINE__;
 	vqfk_g_hdr(16 + 250, 0, 0x1234);
 	vqfk_g_reply(16 + 250);
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 	if (a->out_args[0].size != 250)
 		return __LINE__;
@@ -319,7 +323,7 @@ static int vqfk_g_write_pages(void)
 		return __LINE__;
 	vqfk_g_hdr(24, 0, 0x1234);
 	vqfk_g_reply(24);
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 	if (memcmp(g->out1, g->reply + 16, 8))
 		return __LINE__;
@@ -341,9 +345,78 @@ static int vqfk_g_noreply(void)
 	if (!(g->nin == 0 && g->wire_len == 48))
 		return __LINE__;
 	vqfk_req_set_used(&g->req, 0);
-	if (vqfk_req_finish(&g->req) != 0)
+	if (vqfk_req_finish(&g->req, &g->cache) != 0)
 		return __LINE__;
 	return 0;
+}
+
+/*
+ * Request blocks are reused as they are: the second request gets the block
+ * the first gave back, poisoned here, and must be laid out and answered as
+ * on a fresh one; a request bigger than a block never touches the cache;
+ * the cache keeps at most VQFK_KREQ_CACHE_MAX blocks and frees the rest.
+ */
+static int vqfk_g_block_cache(void)
+{
+	struct vqfk_glue *g = vqfk_g;
+	struct vqfk_kreq_cache *c = &g->cache;
+	const unsigned int n = VQFK_KREQ_CACHE_MAX + 2;
+	struct fuse_req *reqs;
+	unsigned long allocs;
+	void *first;
+	unsigned int i;
+	int line = 0;
+
+	vqfk_kreq_cache_drain(c);
+	allocs = c->allocs;
+	if (vqfk_g_fixed())
+		return __LINE__;
+	if (!(c->nr == 1 && c->allocs == allocs + 1))
+		return __LINE__;
+	first = c->free;
+	/* all but the free-list link */
+	memset((u8 *)first + sizeof(void *), 0xa5,
+	       VQFK_KREQ_BLOCK - sizeof(void *));
+	if (vqfk_g_fixed())
+		return __LINE__;
+	if (!(c->nr == 1 && c->free == first && c->allocs == allocs + 1))
+		return __LINE__;
+	vqfk_g_reset(FUSE_GETATTR, true);
+	g->ap.args.in_numargs = 1;
+	g->ap.args.in_args[0].size = VQFK_KREQ_BLOCK;
+	g->ap.args.in_args[0].value = g->wire;
+	if (vqfk_req_prepare(&g->req, c, GFP_KERNEL))
+		return __LINE__;
+	if (g->req.argbuf == first || c->nr != 1)
+		return __LINE__;
+	vqfk_req_release(&g->req, c);
+	if (!(c->nr == 1 && c->allocs == allocs + 1))
+		return __LINE__;
+
+	reqs = kcalloc(n, sizeof(*reqs), GFP_KERNEL);
+	if (!reqs)
+		return __LINE__;
+	vqfk_g_reset(FUSE_GETATTR, true);
+	g->ap.args.in_numargs = 1;
+	g->ap.args.in_args[0].size = sizeof(g->in1);
+	g->ap.args.in_args[0].value = g->in1;
+	for (i = 0; i < n; i++) {
+		reqs[i].args = &g->ap.args;
+		reqs[i].in.h = g->req.in.h;
+		if (!line && vqfk_req_prepare(&reqs[i], c, GFP_KERNEL))
+			line = __LINE__;
+	}
+	if (!line && !(c->nr == 0 && c->allocs == allocs + n))
+		line = __LINE__;
+	for (i = 0; i < n; i++)
+		vqfk_req_release(&reqs[i], c);
+	kfree(reqs);
+	if (!line && c->nr != VQFK_KREQ_CACHE_MAX)
+		line = __LINE__;
+	vqfk_kreq_cache_drain(c);
+	if (!line && !(c->nr == 0 && !c->free))
+		line = __LINE__;
+	return line;
 }
 
 static const struct {
@@ -357,6 +430,7 @@ static const struct {
 	{ "read_pages_argvar_zeroing", vqfk_g_read_pages },
 	{ "write_from_page", vqfk_g_write_pages },
 	{ "noreply", vqfk_g_noreply },
+	{ "block_cache", vqfk_g_block_cache },
 };
 
 static inline unsigned int vqf_glue_vectors_count(void)
@@ -382,12 +456,14 @@ static inline int vqf_glue_vectors_run(unsigned int i)
 			if (!vqfk_g->pages[p])
 				return -ENOMEM;
 		}
+		vqfk_kreq_cache_init(&vqfk_g->cache);
 	}
 	ret = vqfk_glue_cases[i].run();
 	/* A failed check may leave the argbuf behind. */
 	if (vqfk_g->req.argbuf)
-		vqfk_req_release(&vqfk_g->req);
+		vqfk_req_release(&vqfk_g->req, &vqfk_g->cache);
 	if (i == ARRAY_SIZE(vqfk_glue_cases) - 1) {
+		vqfk_kreq_cache_drain(&vqfk_g->cache);
 		for (p = 0; p < 2; p++)
 			if (vqfk_g->pages[p])
 				__free_page(vqfk_g->pages[p]);

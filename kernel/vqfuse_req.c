@@ -23,8 +23,61 @@ struct vqfk_kreq {
 	u32 used_len;			/* from the used ring, untrusted */
 	u32 argbuf_size;
 	u8 *argbuf;
+	bool block;			/* VQFK_KREQ_BLOCK bytes: cacheable */
 	struct vqf_page_desc pv[];	/* then the argbuf */
 };
+
+void vqfk_kreq_cache_init(struct vqfk_kreq_cache *c)
+{
+	spin_lock_init(&c->lock);
+	c->nr = 0;
+	c->free = NULL;
+	c->allocs = 0;
+}
+
+void vqfk_kreq_cache_drain(struct vqfk_kreq_cache *c)
+{
+	void *b;
+
+	while ((b = c->free)) {
+		c->free = *(void **)b;
+		kfree(b);
+	}
+	c->nr = 0;
+}
+
+static void *vqfk_block_get(struct vqfk_kreq_cache *c, gfp_t gfp)
+{
+	void *b = NULL;
+
+	if (c) {
+		spin_lock(&c->lock);
+		b = c->free;
+		if (b) {
+			c->free = *(void **)b;
+			c->nr--;
+		} else {
+			c->allocs++;
+		}
+		spin_unlock(&c->lock);
+	}
+	return b ? b : kmalloc(VQFK_KREQ_BLOCK, gfp);
+}
+
+static void vqfk_kreq_free(struct vqfk_kreq *kr, struct vqfk_kreq_cache *c)
+{
+	if (kr->block && c) {
+		spin_lock(&c->lock);
+		if (c->nr < VQFK_KREQ_CACHE_MAX) {
+			*(void **)kr = c->free;
+			c->free = kr;
+			c->nr++;
+			kr = NULL;
+		}
+		spin_unlock(&c->lock);
+	}
+	kfree(kr);
+}
 
 static void vqfk_kzero(void *ctx, void *page, u32 offset, u32 len)
 {
@@ -46,7 +99,9 @@ static void vqfk_req_point_pages(struct vqfk_kreq *kr, struct fuse_args *args)
  * lib's descriptor, page descs and argbuf for @req in one kmalloc'ed block;
  * the argbuf is not filled yet.
  */
-static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req, gfp_t gfp)
+static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req,
+					struct vqfk_kreq_cache *cache,
+					gfp_t gfp)
 {
 	struct fuse_args *args = req->args;
 	struct fuse_args_pages *ap = container_of(args, typeof(*ap), args);
@@ -87,9 +142,13 @@ static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req, gfp_t gfp)
 
 	head = struct_size(kr, pv, npages);
 	size = vqf_req_argbuf_size(&vr);
-	kr = kmalloc(head + size, gfp);
+	if (head + size <= VQFK_KREQ_BLOCK)
+		kr = vqfk_block_get(cache, gfp);
+	else
+		kr = kmalloc(head + size, gfp);
 	if (!kr)
 		return NULL;
+	kr->block = head + size <= VQFK_KREQ_BLOCK;
 	kr->vr = vr;
 	for (i = 0; i < npages; i++) {
 		struct page *page;
@@ -105,16 +164,17 @@ static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req, gfp_t gfp)
 	return kr;
 }
 
-int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp)
+int vqfk_req_prepare(struct fuse_req *req, struct vqfk_kreq_cache *cache,
+		     gfp_t gfp)
 {
-	struct vqfk_kreq *kr = vqfk_req_alloc(req, gfp);
+	struct vqfk_kreq *kr = vqfk_req_alloc(req, cache, gfp);
 	int ret;
 
 	if (!kr)
 		return -ENOMEM;
 	ret = vqf_req_to_argbuf(&kr->vr, kr->argbuf, kr->argbuf_size);
 	if (ret < 0) {
-		kfree(kr);
+		vqfk_kreq_free(kr, cache);
 		return ret;
 	}
 	req->argbuf = kr;
@@ -152,11 +212,12 @@ unsigned int vqfk_req_sg_bound(struct fuse_req *req)
 	return n;
 }
 
-int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
-		     struct scatterlist *sg, unsigned int cap,
-		     unsigned int *out_sgs, unsigned int *in_sgs)
+int vqfk_req_marshal(struct fuse_req *req, struct vqfk_kreq_cache *cache,
+		     gfp_t gfp, struct vqf_sg *vsg, struct scatterlist *sg,
+		     unsigned int cap, unsigned int *out_sgs,
+		     unsigned int *in_sgs)
 {
-	struct vqfk_kreq *kr = vqfk_req_alloc(req, gfp);
+	struct vqfk_kreq *kr = vqfk_req_alloc(req, cache, gfp);
 	struct vqf_sg_counts counts;
 	int n;
 
@@ -165,7 +226,7 @@ int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
 	n = vqf_req_marshal(&kr->vr, kr->argbuf, kr->argbuf_size, vsg, cap,
 			    &counts);
 	if (n < 0) {
-		kfree(kr);
+		vqfk_kreq_free(kr, cache);
 		return n;
 	}
 	req->argbuf = kr;
@@ -175,10 +236,13 @@ int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
 	return n;
 }
 
-void vqfk_req_release(struct fuse_req *req)
+void vqfk_req_release(struct fuse_req *req, struct vqfk_kreq_cache *cache)
 {
-	kfree(req->argbuf);
+	struct vqfk_kreq *kr = req->argbuf;
+
 	req->argbuf = NULL;
+	if (kr)
+		vqfk_kreq_free(kr, cache);
 }
 
 unsigned int vqfk_req_nr_sg(struct fuse_req *req)
@@ -212,7 +276,7 @@ void vqfk_req_set_used(struct fuse_req *req, unsigned int len)
 	kr->used_len = len;
 }
 
-int vqfk_req_finish(struct fuse_req *req)
+int vqfk_req_finish(struct fuse_req *req, struct vqfk_kreq_cache *cache)
 {
 	struct fuse_args *args = req->args;
 	struct vqfk_kreq *kr = req->argbuf;
@@ -225,6 +289,6 @@ int vqfk_req_finish(struct fuse_req *req)
 	if (!ret && args->out_argvar)
 		args->out_args[args->out_numargs - 1].size =
 			kr->vr.out_args[args->out_numargs - 1].size;
-	vqfk_req_release(req);
+	vqfk_req_release(req, cache);
 	return ret;
 }

@@ -14,13 +14,48 @@
 #define VQFUSE_REQ_H
 
 #include <linux/types.h>
+#include <linux/spinlock.h>
 
 struct fuse_req;
 struct scatterlist;
 struct vqf_sg;
 
+/*
+ * Free request blocks a request queue keeps for its next requests.  Each
+ * request needs one block for lib's descriptor, its page descs and the
+ * argbuf (device-visible, so never on a stack).  A kmalloc per request
+ * costs the allocator's path and, with init_on_alloc (Debian's default),
+ * the zeroing of the whole slab object, all of which lib writes or the
+ * device fills; under TCG that zeroing alone was a third of what vqfuse.ko
+ * cost per GETATTR over virtiofs.ko (docs/kernel.md).  A block back from
+ * an ended request is taken as it is.  Its old bytes went to or came from
+ * the same device, which sees nothing it has not seen: a cache belongs to
+ * one queue of one device.  A request bigger than a block gets its own
+ * kmalloc, as before.
+ */
+#define VQFK_KREQ_BLOCK		512
+#define VQFK_KREQ_CACHE_MAX	32
+
+struct vqfk_kreq_cache {
+	spinlock_t lock;
+	unsigned int nr;		/* blocks on @free */
+	void *free;			/* each free block links the next */
+	unsigned long allocs;		/* blocks that had to be kmalloc'ed */
+};
+
+void vqfk_kreq_cache_init(struct vqfk_kreq_cache *c);
+/* Frees the cached blocks; nothing may use @c any more. */
+void vqfk_kreq_cache_drain(struct vqfk_kreq_cache *c);
+
+/*
+ * In all of what follows, @cache may be NULL: every block is then
+ * kmalloc'ed and freed.  A request's block goes back to the @cache given
+ * when it ends, which need not be the one it came from.
+ */
+
 /* 0, -ENOMEM, or -EINVAL if lib/ refuses the request's shape. */
-int vqfk_req_prepare(struct fuse_req *req, gfp_t gfp);
+int vqfk_req_prepare(struct fuse_req *req, struct vqfk_kreq_cache *cache,
+		     gfp_t gfp);
 unsigned int vqfk_req_nr_sg(struct fuse_req *req);
 /*
  * Fills @sg[0..n) (each a one-entry list) using @vsg as lib's scratch,
@@ -39,15 +74,16 @@ unsigned int vqfk_req_sg_bound(struct fuse_req *req);
  * entries (vqfk_req_sg_bound() is always enough): returns n; or -ENOMEM,
  * or lib's errno (-ENOSPC if @cap is too small), with nothing kept.
  */
-int vqfk_req_marshal(struct fuse_req *req, gfp_t gfp, struct vqf_sg *vsg,
-		     struct scatterlist *sg, unsigned int cap,
-		     unsigned int *out_sgs, unsigned int *in_sgs);
+int vqfk_req_marshal(struct fuse_req *req, struct vqfk_kreq_cache *cache,
+		     gfp_t gfp, struct vqf_sg *vsg, struct scatterlist *sg,
+		     unsigned int cap, unsigned int *out_sgs,
+		     unsigned int *in_sgs);
 void vqfk_req_set_used(struct fuse_req *req, unsigned int len);
 /*
  * 0, or the errno of vqf_req_complete() (see lib/vqf_req.h) for a refused
  * reply; req->out.h.error is then -EIO.  Frees the argbuf either way.
  */
-int vqfk_req_finish(struct fuse_req *req);
-void vqfk_req_release(struct fuse_req *req);
+int vqfk_req_finish(struct fuse_req *req, struct vqfk_kreq_cache *cache);
+void vqfk_req_release(struct fuse_req *req, struct vqfk_kreq_cache *cache);
 
 #endif /* VQFUSE_REQ_H */

@@ -53,7 +53,10 @@ enum vqfk_bad_reply vqfk_bad_index(int err)
 	return VQF_BAD_OTHER;
 }
 
-/* One line per queue: "<name> sent=N done=N ... in_flight=N". */
+/*
+ * One line per queue: "<name> sent=N done=N ... in_flight=N blocks=N
+ * block_allocs=N" (request blocks cached now, and kmalloc'ed so far).
+ */
 static int vqfk_queues_show(struct seq_file *m, void *v)
 {
 	struct vqfk_kfs *fs = m->private;
@@ -66,7 +69,9 @@ static int vqfk_queues_show(struct seq_file *m, void *v)
 		for (s = 0; s < VQF_KS_NR; s++)
 			seq_printf(m, " %s=%lld", vqfk_kstat_names[s],
 				   (long long)atomic64_read(&kvq->stat[s]));
-		seq_printf(m, " in_flight=%ld\n", READ_ONCE(kvq->in_flight));
+		seq_printf(m, " in_flight=%ld blocks=%u block_allocs=%lu\n",
+			   READ_ONCE(kvq->in_flight), READ_ONCE(kvq->kreqs.nr),
+			   READ_ONCE(kvq->kreqs.allocs));
 	}
 	return 0;
 }

@@ -76,7 +76,11 @@ static void vqfk_dec_in_flight(struct vqfk_kvq *kvq)
 static void vqfk_fs_release(struct kref *ref)
 {
 	struct vqfk_kfs *fs = container_of(ref, struct vqfk_kfs, refcount);
+	unsigned int i;
 
+	/* every request has ended: no block can come back now */
+	for (i = 0; fs->vqs && i < fs->nvqs; i++)
+		vqfk_kreq_cache_drain(&fs->vqs[i].kreqs);
 	kfree(fs->forget_slots);
 	kfree(fs->mq_map);
 	kfree(fs->vqs);
@@ -257,7 +261,7 @@ static void vqfk_request_complete(struct fuse_req *req, struct vqfk_kvq *kvq)
 	int err;
 
 	/* lib/ validates before copying; a refused reply ends with -EIO. */
-	err = vqfk_req_finish(req);
+	err = vqfk_req_finish(req, &kvq->kreqs);
 	if (err) {
 		atomic64_inc(&kvq->fs->bad_reply[vqfk_bad_index(err)]);
 		vqfk_stat_inc(kvq, VQF_KS_BAD_REPLY);
@@ -468,8 +472,8 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 	} else {
 		total = ARRAY_SIZE(stack_sgs);
 	}
-	ret = vqfk_req_marshal(req, GFP_ATOMIC, vsg, sg, total, &out_sgs,
-			       &in_sgs);
+	ret = vqfk_req_marshal(req, &kvq->kreqs, GFP_ATOMIC, vsg, sg, total,
+			       &out_sgs, &in_sgs);
 	if (ret < 0) {
 		if (sg != stack_sg)
 			kfree(sg);
@@ -516,7 +520,7 @@ static int vqfk_enqueue_req(struct vqfk_kvq *kvq, struct fuse_req *req,
 		virtqueue_notify(kvq->vq);
 out:
 	if (ret < 0)
-		vqfk_req_release(req);
+		vqfk_req_release(req, &kvq->kreqs);
 	if (sg != stack_sg)
 		kfree(sg);
 	return ret;
@@ -747,7 +751,7 @@ static void vqfk_abort_vq(struct vqfk_kvq *kvq, bool hiprio)
 
 	list_for_each_entry_safe(req, next, &reqs, list) {
 		list_del_init(&req->list);
-		vqfk_req_release(req);
+		vqfk_req_release(req, &kvq->kreqs);
 		req->out.h.error = -ENOTCONN;
 		spin_lock(&kvq->fud->pq.lock);
 		clear_bit(FR_SENT, &req->flags);
@@ -838,6 +842,7 @@ static void vqfk_init_vq(struct vqfk_kfs *fs, struct vqfk_kvq *kvq,
 	INIT_LIST_HEAD(&kvq->queued);
 	INIT_LIST_HEAD(&kvq->end_reqs);
 	init_completion(&kvq->in_flight_zero);
+	vqfk_kreq_cache_init(&kvq->kreqs);
 	if (hiprio) {
 		INIT_WORK(&kvq->done_work, vqfk_hiprio_done_work);
 		INIT_DELAYED_WORK(&kvq->dispatch_work,
