@@ -95,22 +95,6 @@ static bool args_valid(const struct vqf_req *req, bool in)
 	return true;
 }
 
-/* Linear args of non-zero size have somewhere to come from or go to. */
-static bool values_present(const struct vqf_req *req)
-{
-	unsigned int i;
-
-	for (i = 0; i < req->in_numargs; i++)
-		if (req->in_args[i].size && !req->in_args[i].value &&
-		    !(req->in_pages && i + 1 == req->in_numargs))
-			return false;
-	for (i = 0; i < req->out_numargs; i++)
-		if (req->out_args[i].size && !req->out_args[i].value &&
-		    !(req->out_pages && i + 1 == req->out_numargs))
-			return false;
-	return true;
-}
-
 /* The sizes of @req's four parts, as linear_len() and page_arg_size(). */
 struct req_lens {
 	u64 in_lin;
@@ -126,6 +110,8 @@ struct req_lens {
  */
 static int check_lens(const struct vqf_req *req, struct req_lens *l)
 {
+	unsigned int i, n;
+
 	if (!req)
 		return -EINVAL;
 	if (req->in_numargs > VQF_REQ_MAX_IN ||
@@ -140,8 +126,27 @@ static int check_lens(const struct vqf_req *req, struct req_lens *l)
 		return -EINVAL;
 	if (req->out_argvar && req->out_numargs == 0)
 		return -EINVAL;
-	if (!values_present(req))
-		return -EINVAL;
+	/*
+	 * One pass per direction (this runs twice per request): a linear
+	 * arg of non-zero size has somewhere to come from or go to, and the
+	 * sizes add up as linear_len() and page_arg_size() would.
+	 */
+	l->in_lin = 0;
+	n = req->in_numargs - (req->in_pages ? 1 : 0);
+	for (i = 0; i < n; i++) {
+		if (req->in_args[i].size && !req->in_args[i].value)
+			return -EINVAL;
+		l->in_lin += req->in_args[i].size;
+	}
+	l->in_pg = req->in_pages ? req->in_args[n].size : 0;
+	l->out_lin = 0;
+	n = req->out_numargs - (req->out_pages ? 1 : 0);
+	for (i = 0; i < n; i++) {
+		if (req->out_args[i].size && !req->out_args[i].value)
+			return -EINVAL;
+		l->out_lin += req->out_args[i].size;
+	}
+	l->out_pg = req->out_pages ? req->out_args[n].size : 0;
 	if (req->in_ext) {
 		u32 sz;
 
@@ -151,10 +156,6 @@ static int check_lens(const struct vqf_req *req, struct req_lens *l)
 		if (!VQF_IS_ALIGNED(sz, 8) || sz / 8 > 0xffff)
 			return -EINVAL;
 	}
-	l->in_lin = linear_len(req, true);
-	l->out_lin = linear_len(req, false);
-	l->in_pg = page_arg_size(req, true);
-	l->out_pg = page_arg_size(req, false);
 	/* in_h.len and out_h.len are u32: everything must fit in one. */
 	if (IN_H_SIZE + l->in_lin + l->in_pg > 0xffffffffULL)
 		return -EINVAL;
