@@ -1063,17 +1063,18 @@ vqf_fgraph_pair()
 	echo 1 >$T/max_graph_depth || return 1
 	echo 0 >$T/options/sleep-time 2>/dev/null
 	p=0
+	# which of the names this kernel can hook: one read of the big list
+	awk '{ print $1 }' $T/available_filter_functions >/tmp/vqf-fgraph-avail
 	for pass in \
 	    "vqfk_fiq_ops_wake_pending_and_unlock vqfk_fiq_ops_send_req virtio_fs_wake_pending_and_unlock virtio_fs_send_req vqfk_vq_done virtio_fs_vq_done vqfk_requests_done_work virtio_fs_requests_done_work vqfk_complete_req_work virtio_fs_complete_req_work" \
 	    "vqfk_enqueue_req virtio_fs_enqueue_req vqfk_request_complete virtio_fs_request_complete virtqueue_get_buf virtqueue_enable_cb virtqueue_disable_cb" \
 	    "vqfk_req_alloc vqf_req_marshal vqfk_sg_from_vsg sg_init_fuse_args sg_init_fuse_args.isra.0 virtqueue_add_sgs virtqueue_kick_prepare virtqueue_notify vqfk_req_finish copy_args_from_argbuf fuse_request_end vqfk_dec_in_flight" \
-	    "vqf_req_complete __kmalloc kmalloc_trace kfree"; do
+	    "vqf_req_complete __kmalloc __kmalloc_noprof kmalloc_trace kmalloc_trace_noprof kfree"; do
 		p=$((p + 1))
 		echo >$T/set_graph_function
 		echo >$T/set_ftrace_filter
 		for f in $pass; do
-			grep -qE "^$f( |\$)" $T/available_filter_functions ||
-				continue
+			grep -qxF "$f" /tmp/vqf-fgraph-avail || continue
 			echo "$f" >>$T/set_graph_function &&
 				echo "$f" >>$T/set_ftrace_filter || return 1
 		done
@@ -1107,6 +1108,7 @@ vqf_fgraph_pair()
 					   p, k, n[k], ns[k] }' $T/trace | sort
 		echo nop >$T/current_tracer
 	done
+	rm -f /tmp/vqf-fgraph-avail
 	echo >$T/set_graph_function
 	echo >$T/set_ftrace_filter
 	echo >$T/trace
