@@ -35,8 +35,11 @@
  *                                  (A, B: a file on each), alternating in
  *                                  chunks of CHUNK operations, CHUNKS
  *                                  pairs: OP getattr (statx forced to the
- *                                  server: one FUSE_GETATTR) or read4k
- *                                  (4 KiB O_DIRECT pread: one FUSE_READ).
+ *                                  server: one FUSE_GETATTR), read4k
+ *                                  (4 KiB O_DIRECT pread: one FUSE_READ),
+ *                                  create (A.pc created, closed and
+ *                                  unlinked) or rename (A.r0 to A.r1
+ *                                  and back).
  *                                  "BENCH pair" with each side's median
  *                                  us/op and the median and quartiles of
  *                                  the per-pair ratio of A's rate to B's,
@@ -650,19 +653,63 @@ struct pair_time {
 	double wall, self, others;
 };
 
-static int pair_chunk(bool read4k, int fd, const char *path, void *buf,
+/* What one "operation" of vqf-bench pair is. */
+enum pair_op {
+	PAIR_GETATTR,	/* statx forced to the server: one GETATTR */
+	PAIR_READ4K,	/* 4 KiB O_DIRECT pread: one READ */
+	PAIR_CREATE,	/* create, close, unlink: the smallfile create+delete */
+	PAIR_RENAME,	/* rename there and back: two RENAMEs */
+};
+
+static const char *const pair_op_names[] = {
+	[PAIR_GETATTR] = "getattr", [PAIR_READ4K] = "read4k",
+	[PAIR_CREATE] = "create", [PAIR_RENAME] = "rename",
+};
+
+/* @path's sibling with @suffix, for the ops that make names. */
+static void pair_name(char *out, size_t size, const char *path,
+		      const char *suffix)
+{
+	snprintf(out, size, "%s%s", path, suffix);
+}
+
+static int pair_one(enum pair_op op, int fd, const char *path, void *buf)
+{
+	char n0[4096], n1[4096];
+	struct statx sx;
+	int f;
+
+	switch (op) {
+	case PAIR_GETATTR:
+		return statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC,
+			     STATX_BASIC_STATS, &sx) ? die("statx", path) : 0;
+	case PAIR_READ4K:
+		return pread(fd, buf, 4096, 0) != 4096 ? die("pread", path) : 0;
+	case PAIR_CREATE:
+		pair_name(n0, sizeof(n0), path, ".pc");
+		f = open(n0, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		if (f < 0 || close(f) || unlink(n0))
+			return die("create/close/unlink", n0);
+		return 0;
+	case PAIR_RENAME:
+		pair_name(n0, sizeof(n0), path, ".r0");
+		pair_name(n1, sizeof(n1), path, ".r1");
+		if (rename(n0, n1) || rename(n1, n0))
+			return die("rename", n0);
+		return 0;
+	}
+	return 2;
+}
+
+static int pair_chunk(enum pair_op op, int fd, const char *path, void *buf,
 		      long chunk, struct pair_time *pt)
 {
 	double o0 = others_sec(), c0 = thread_cpu(), t0 = now();
-	struct statx sx;
 	long i;
 
-	for (i = 0; i < chunk; i++) {
-		if (read4k ? pread(fd, buf, 4096, 0) != 4096 :
-		    statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC,
-			  STATX_BASIC_STATS, &sx) != 0)
-			return die(read4k ? "pread" : "statx", path);
-	}
+	for (i = 0; i < chunk; i++)
+		if (pair_one(op, fd, path, buf))
+			return 2;
 	pt->wall = now() - t0;
 	pt->self = thread_cpu() - c0;
 	pt->others = others_sec() - o0;
@@ -705,8 +752,9 @@ static double pt_others(const struct pair_time *pt)
 static int pair(const char *op, const char *a, const char *b, long chunk,
 		long chunks)
 {
-	bool read4k = !strcmp(op, "read4k");
 	const char *mpath = getenv("VQF_BENCH_MARK");
+	enum pair_op kind = PAIR_GETATTR;
+	char name[4096];
 	struct pair_time *ta, *tb;
 	double *r, *cr, *scratch;
 	int fa = -1, fb = -1, mfd = -1;
@@ -714,8 +762,11 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	long c;
 	int ret = 1;
 
-	if ((!read4k && strcmp(op, "getattr")) || chunk < 1 || chunks < 1) {
-		fprintf(stderr, "pair: OP getattr|read4k, CHUNK, CHUNKS >= 1\n");
+	while (strcmp(op, pair_op_names[kind]))
+		if (++kind > PAIR_RENAME)
+			break;
+	if (kind > PAIR_RENAME || chunk < 1 || chunks < 1) {
+		fprintf(stderr, "pair: OP getattr|read4k|create|rename, CHUNK, CHUNKS >= 1\n");
 		return 2;
 	}
 	ta = calloc(chunks, sizeof(*ta));
@@ -726,7 +777,18 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	if (!ta || !tb || !r || !cr || !scratch ||
 	    posix_memalign(&buf, 4096, 4096))
 		return die("alloc", op);
-	if (read4k) {
+	if (kind == PAIR_RENAME) {
+		pair_name(name, sizeof(name), a, ".r0");
+		fa = open(name, O_CREAT | O_WRONLY, 0644);
+		if (fa < 0 || close(fa))
+			return die("create", name);
+		pair_name(name, sizeof(name), b, ".r0");
+		fb = open(name, O_CREAT | O_WRONLY, 0644);
+		if (fb < 0 || close(fb))
+			return die("create", name);
+		fa = fb = -1;
+	}
+	if (kind == PAIR_READ4K) {
 		fa = open(a, O_RDONLY | O_DIRECT);
 		if (fa < 0)
 			return die("open O_DIRECT", a);
@@ -743,11 +805,11 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 		bool b_first = c % 2;
 
 		mark(mfd, b_first ? "pair-b" : "pair-a");
-		if (pair_chunk(read4k, b_first ? fb : fa, b_first ? b : a,
+		if (pair_chunk(kind, b_first ? fb : fa, b_first ? b : a,
 			       buf, chunk, b_first ? &tb[c] : &ta[c]))
 			goto out;
 		mark(mfd, b_first ? "pair-a" : "pair-b");
-		if (pair_chunk(read4k, b_first ? fa : fb, b_first ? a : b,
+		if (pair_chunk(kind, b_first ? fa : fb, b_first ? a : b,
 			       buf, chunk, b_first ? &ta[c] : &tb[c]))
 			goto out;
 		r[c] = tb[c].wall / ta[c].wall;
@@ -771,6 +833,12 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	ret = 0;
 out:
 	mark(mfd, "end");
+	if (kind == PAIR_RENAME) {
+		pair_name(name, sizeof(name), a, ".r0");
+		unlink(name);
+		pair_name(name, sizeof(name), b, ".r0");
+		unlink(name);
+	}
 	if (mfd >= 0)
 		close(mfd);
 	if (fa >= 0)
@@ -818,6 +886,7 @@ int main(int argc, char **argv)
 		"psync FILE seq|rand SECONDS | rewrite FILE SEED1 SEED2 | "
 		"checkfile FILE SEED MIB | "
 		"psyncop FILE seqread|randread|seqwrite|randwrite OPS | "
-		"mmapread FILE OPS | pair getattr|read4k A B CHUNK CHUNKS\n");
+		"mmapread FILE OPS | "
+		"pair getattr|read4k|create|rename A B CHUNK CHUNKS\n");
 	return 2;
 }
