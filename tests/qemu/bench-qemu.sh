@@ -180,7 +180,7 @@ while [ \$r -le $rounds ]; do
 	done
 	r=\$((r + 1))
 done
-for op in getattr read4k create rename; do
+for op in getattr read4k create rename write; do
 	$pin vqf-bench pair \$op \$MNT/vqfuse/seq64.bin \$MNT/$ref/seq64.bin \
 		200 $pair_chunks || exit 1
 done

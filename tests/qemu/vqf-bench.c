@@ -38,8 +38,9 @@
  *                                  server: one FUSE_GETATTR), read4k
  *                                  (4 KiB O_DIRECT pread: one FUSE_READ),
  *                                  create (A.pc created, closed and
- *                                  unlinked) or rename (A.r0 to A.r1
- *                                  and back).
+ *                                  unlinked), rename (A.r0 to A.r1
+ *                                  and back) or write (A.r0 opened,
+ *                                  4 KiB written at 0, closed).
  *                                  "BENCH pair" with each side's median
  *                                  us/op and the median and quartiles of
  *                                  the per-pair ratio of A's rate to B's,
@@ -659,11 +660,13 @@ enum pair_op {
 	PAIR_READ4K,	/* 4 KiB O_DIRECT pread: one READ */
 	PAIR_CREATE,	/* create, close, unlink: the smallfile create+delete */
 	PAIR_RENAME,	/* rename there and back: two RENAMEs */
+	PAIR_WRITE,	/* open, 4 KiB write at 0, close: smallfile's append */
 };
 
 static const char *const pair_op_names[] = {
 	[PAIR_GETATTR] = "getattr", [PAIR_READ4K] = "read4k",
 	[PAIR_CREATE] = "create", [PAIR_RENAME] = "rename",
+	[PAIR_WRITE] = "write",
 };
 
 /* @path's sibling with @suffix, for the ops that make names. */
@@ -696,6 +699,12 @@ static int pair_one(enum pair_op op, int fd, const char *path, void *buf)
 		pair_name(n1, sizeof(n1), path, ".r1");
 		if (rename(n0, n1) || rename(n1, n0))
 			return die("rename", n0);
+		return 0;
+	case PAIR_WRITE:
+		pair_name(n0, sizeof(n0), path, ".r0");
+		f = open(n0, O_WRONLY);
+		if (f < 0 || pwrite(f, buf, 4096, 0) != 4096 || close(f))
+			return die("open/write/close", n0);
 		return 0;
 	}
 	return 2;
@@ -763,10 +772,10 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	int ret = 1;
 
 	while (strcmp(op, pair_op_names[kind]))
-		if (++kind > PAIR_RENAME)
+		if (++kind > PAIR_WRITE)
 			break;
-	if (kind > PAIR_RENAME || chunk < 1 || chunks < 1) {
-		fprintf(stderr, "pair: OP getattr|read4k|create|rename, CHUNK, CHUNKS >= 1\n");
+	if (kind > PAIR_WRITE || chunk < 1 || chunks < 1) {
+		fprintf(stderr, "pair: OP getattr|read4k|create|rename|write, CHUNK, CHUNKS >= 1\n");
 		return 2;
 	}
 	ta = calloc(chunks, sizeof(*ta));
@@ -777,7 +786,7 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	if (!ta || !tb || !r || !cr || !scratch ||
 	    posix_memalign(&buf, 4096, 4096))
 		return die("alloc", op);
-	if (kind == PAIR_RENAME) {
+	if (kind == PAIR_RENAME || kind == PAIR_WRITE) {
 		pair_name(name, sizeof(name), a, ".r0");
 		fa = open(name, O_CREAT | O_WRONLY, 0644);
 		if (fa < 0 || close(fa))
@@ -833,7 +842,7 @@ static int pair(const char *op, const char *a, const char *b, long chunk,
 	ret = 0;
 out:
 	mark(mfd, "end");
-	if (kind == PAIR_RENAME) {
+	if (kind == PAIR_RENAME || kind == PAIR_WRITE) {
 		pair_name(name, sizeof(name), a, ".r0");
 		unlink(name);
 		pair_name(name, sizeof(name), b, ".r0");
@@ -887,6 +896,6 @@ int main(int argc, char **argv)
 		"checkfile FILE SEED MIB | "
 		"psyncop FILE seqread|randread|seqwrite|randwrite OPS | "
 		"mmapread FILE OPS | "
-		"pair getattr|read4k|create|rename A B CHUNK CHUNKS\n");
+		"pair getattr|read4k|create|rename|write A B CHUNK CHUNKS\n");
 	return 2;
 }
