@@ -145,6 +145,11 @@ static int vqfk_g_fixed(void)
 		return __LINE__;
 	if (g->nin != 2)
 		return __LINE__;
+	/* the device may read what it is to write: nothing old there */
+	if (memchr_inv(sg_virt(&g->sg[g->nout]), 0, g->sg[g->nout].length) ||
+	    memchr_inv(sg_virt(&g->sg[g->nout + 1]), 0,
+		       g->sg[g->nout + 1].length))
+		return __LINE__;
 	vqfk_g_hdr(16 + 40, 0, 0x1234);
 	if (vqfk_g_reply(16 + 40) != 56)
 		return __LINE__;

@@ -28,10 +28,10 @@ struct vqf_sg;
  * the zeroing of the whole slab object, all of which lib writes or the
  * device fills; under TCG that zeroing alone was a third of what vqfuse.ko
  * cost per GETATTR over virtiofs.ko (docs/kernel.md).  A block back from
- * an ended request is taken as it is.  Its old bytes went to or came from
- * the same device, which sees nothing it has not seen: a cache belongs to
- * one queue of one device.  A request bigger than a block gets its own
- * kmalloc, as before.
+ * an ended request is taken as it is: lib writes every byte the device is
+ * given, the in args and a cleared out part (an earlier request's page
+ * descs, kernel pointers, may lie where this one's out part is).  A
+ * request bigger than a block gets its own kmalloc, as before.
  */
 #define VQFK_KREQ_BLOCK		512
 #define VQFK_KREQ_CACHE_MAX	32

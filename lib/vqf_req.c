@@ -257,8 +257,13 @@ static bool argvar_allowed(const struct vqf_req *req)
 	return true;
 }
 
-/* The in args (not in pages) to the start of @argbuf; in_h.len and extlen. */
-static void copy_in_args(struct vqf_req *req, u8 *argbuf)
+/*
+ * The in args (not in pages) to the start of @argbuf, the out part up to
+ * @need cleared; in_h.len and extlen.  The device may read what it is
+ * given to write: whatever a caller's allocator left there (another
+ * request's page descs, in a reused block) must not reach it.
+ */
+static void copy_in_args(struct vqf_req *req, u8 *argbuf, u32 need)
 {
 	unsigned int i, n;
 	u32 off = 0;
@@ -270,6 +275,8 @@ static void copy_in_args(struct vqf_req *req, u8 *argbuf)
 			       req->in_args[i].size);
 		off += req->in_args[i].size;
 	}
+	if (need > off)
+		memset(argbuf + off, 0, need - off);
 	req->in_h.len = IN_H_SIZE + off + page_arg_size(req, true);
 	if (req->in_ext)
 		req->in_h.total_extlen =
@@ -289,7 +296,7 @@ static int to_argbuf_checked(struct vqf_req *req, void *argbuf,
 	if (!argbuf && need)
 		return -EINVAL;
 
-	copy_in_args(req, argbuf);
+	copy_in_args(req, argbuf, need);
 	return 0;
 }
 
@@ -491,7 +498,7 @@ int vqf_req_marshal(struct vqf_req *req, void *argbuf, u32 argbuf_size,
 		return -EMSGSIZE;
 	if (!argbuf && need)
 		return -EINVAL;
-	copy_in_args(req, argbuf);
+	copy_in_args(req, argbuf, need);
 	if (n > cap)
 		return -ENOSPC;
 	if (counts) {

@@ -239,8 +239,10 @@ u32 vqf_req_argbuf_size(const struct vqf_req *req);
  *	vqf_req_complete() returns.
  * @argbuf_size: its size.
  *
- * Copies the in args (not in pages) to the start of @argbuf.  The out part
- * is not cleared: vqf_req_complete() copies only what the reply wrote.
+ * Copies the in args (not in pages) to the start of @argbuf and clears the
+ * out part after them: the device can read what it is given to write, and
+ * must find nothing of the caller's there (a reused buffer's old bytes).
+ * vqf_req_complete() copies out only what the reply wrote.
  *
  * Return: 0; -EINVAL if @req is invalid; -EPROTOTYPE if @req has
  * out_argvar where the opcode table's reply shape has none (an opcode

@@ -61,7 +61,9 @@ static void test_lookup_layout(void **state)
 	assert_int_equal(req.in_h.unique, 77);
 	assert_int_equal(req.in_h.nodeid, 1);
 	assert_memory_equal(argbuf, "hello", 6);
-	assert_int_equal(argbuf[6], 0xee);	/* out part left alone */
+	assert_int_equal(argbuf[6], 0);		/* out part cleared, */
+	assert_int_equal(argbuf[6 + 143], 0);
+	assert_int_equal(argbuf[6 + 144], 0xee);	/* nothing past it */
 	assert_int_equal(vqf_req_build_sg(&req, argbuf, sg, 8, &c), 4);
 	assert_int_equal(c.nr_readable, 2);
 	assert_int_equal(c.nr_writable, 2);
@@ -398,6 +400,41 @@ static void test_argbuf_errors(void **state)
 	assert_int_equal(vqf_req_to_argbuf(&req, argbuf, sizeof(argbuf)),
 			 -ENOSPC);
 	assert_int_equal(vqf_req_to_argbuf(&req, NULL, 500), -EINVAL);
+}
+
+/*
+ * The device can read the part it is given to write: both ways of filling
+ * the argbuf clear it, whatever was there (a reused block's old bytes),
+ * and touch nothing past it.
+ */
+static void test_out_part_cleared(void **state)
+{
+	struct fuse_getattr_in gi = { .fh = 0x1122334455667788ULL };
+	u32 in = sizeof(gi), out = sizeof(struct fuse_attr_out);
+	struct fuse_attr_out ao;
+	struct vqf_sg sg[8];
+	struct vqf_req req;
+	u8 argbuf[256];
+	unsigned int way, i;
+
+	(void)state;
+	for (way = 0; way < 2; way++) {
+		vqf_req_init_getattr(&req, 7, 2, &gi, &ao);
+		assert_int_equal(vqf_req_argbuf_size(&req), in + out);
+		memset(argbuf, 0xa5, sizeof(argbuf));
+		if (way)
+			assert_int_equal(vqf_req_marshal(&req, argbuf,
+							 sizeof(argbuf), sg, 8,
+							 NULL), 4);
+		else
+			assert_int_equal(vqf_req_to_argbuf(&req, argbuf,
+							   sizeof(argbuf)), 0);
+		assert_memory_equal(argbuf, &gi, in);
+		for (i = in; i < in + out; i++)
+			assert_int_equal(argbuf[i], 0);
+		for (; i < sizeof(argbuf); i++)
+			assert_int_equal(argbuf[i], 0xa5);
+	}
 }
 
 static void test_check_rejects(void **state)
@@ -883,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_argbuf_errors),
 		cmocka_unit_test(test_marshal),
 		cmocka_unit_test(test_argvar_refused),
+		cmocka_unit_test(test_out_part_cleared),
 		cmocka_unit_test(test_check_rejects),
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_complete_caller_bugs),
