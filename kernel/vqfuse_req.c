@@ -23,9 +23,15 @@ struct vqfk_kreq {
 	u32 used_len;			/* from the used ring, untrusted */
 	u32 argbuf_size;
 	u8 *argbuf;
-	bool block;			/* VQFK_KREQ_BLOCK bytes: cacheable */
 	struct vqf_page_desc pv[];	/* then the argbuf */
 };
+
+/* Whether @kr fits a cache block (so it was given one, see _alloc()). */
+static bool vqfk_kreq_is_block(const struct vqfk_kreq *kr)
+{
+	return kr->argbuf - (const u8 *)kr + kr->argbuf_size <=
+	       VQFK_KREQ_BLOCK;
+}
 
 void vqfk_kreq_cache_init(struct vqfk_kreq_cache *c)
 {
@@ -66,7 +72,7 @@ static void *vqfk_block_get(struct vqfk_kreq_cache *c, gfp_t gfp)
 
 static void vqfk_kreq_free(struct vqfk_kreq *kr, struct vqfk_kreq_cache *c)
 {
-	if (kr->block && c) {
+	if (c && vqfk_kreq_is_block(kr)) {
 		spin_lock(&c->lock);
 		if (c->nr < VQFK_KREQ_CACHE_MAX) {
 			*(void **)kr = c->free;
@@ -148,7 +154,6 @@ static struct vqfk_kreq *vqfk_req_alloc(struct fuse_req *req,
 		kr = kmalloc(head + size, gfp);
 	if (!kr)
 		return NULL;
-	kr->block = head + size <= VQFK_KREQ_BLOCK;
 	kr->vr = vr;
 	for (i = 0; i < npages; i++) {
 		struct page *page;
