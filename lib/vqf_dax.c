@@ -7,6 +7,7 @@
 #include "vqf_dax.h"
 
 #define DAX_U32_MAX	0xffffffffU
+#define DAX_U16_MAX	0xffffU
 #define DAX_U64_MAX	(~0ULL)
 
 /* ---- private list ---- */
@@ -248,6 +249,7 @@ void vqf_dax_policy_default(struct vqf_dax_policy *p, u64 range_size)
 	p->small_size = range_size / VQF_DAX_POL_SMALL_DIV_DEFAULT;
 	p->small_uses = VQF_DAX_POL_SMALL_USES_DEFAULT;
 	p->used_bytes = range_size / VQF_DAX_POL_USED_DIV_DEFAULT;
+	p->pay_uses = VQF_DAX_POL_PAY_USES_DEFAULT;
 	p->thrash_min = VQF_DAX_POL_THRASH_MIN_DEFAULT;
 	p->thrash_pct = VQF_DAX_POL_THRASH_PCT_DEFAULT;
 	p->sample = VQF_DAX_POL_SAMPLE_DEFAULT;
@@ -441,7 +443,7 @@ static void dax_put_free_locked(struct vqf_dax_window *w,
 {
 	r->inode = NULL;
 	r->writable = false;
-	r->used = false;
+	r->uses = 0;
 	r->refcnt = 0;
 	r->state = VQF_DAX_FREE;
 	if (r->stale) {
@@ -487,6 +489,72 @@ static void dax_detach_busy_locked(struct vqf_dax_window *w,
 
 /* ---- references ---- */
 
+void vqf_dax_range_touch(struct vqf_dax_range *range)
+{
+	/* unordered: a hint to reclaim and to the policy, nothing more */
+	vqf_stat_inc(&range->touches);
+}
+
+/*
+ * Count @r's touches since W last looked into its uses.  Returns true if
+ * there were any: @r was used since, without lib seeing it.
+ */
+static bool dax_fold_touches_locked(struct vqf_dax_range *r)
+{
+	u64 t = READ_ONCE(r->touches), d = t - r->touches_seen;
+
+	r->touches_seen = t;
+	if (!d)
+		return false;
+	r->uses = d >= (u64)(DAX_U16_MAX - r->uses) ? DAX_U16_MAX :
+		  (u16)(r->uses + d);
+	return true;
+}
+
+/*
+ * Reclaim's second chance: @r was used behind lib's back since last
+ * looked at, so it goes to the busy list's tail, where a reference would
+ * have put it, and the walk passes it over.
+ */
+static bool dax_second_chance_locked(struct vqf_dax_window *w,
+				     struct vqf_dax_range *r, bool *rotated)
+{
+	if (!dax_fold_touches_locked(r))
+		return false;
+	w->stats.reclaim_touched++;
+	dl_move_tail(&r->link, &w->busy_list);
+	*rotated = true;
+	return true;
+}
+
+/*
+ * A reclaim walk's step to @next: past the end, it starts over if a
+ * range was rotated (met again, untouched unless used meanwhile).  The
+ * walks are bounded by a count all the same.
+ */
+static struct vqf_dax_link *dax_walk_on(struct vqf_dax_window *w,
+					struct vqf_dax_link *next,
+					bool *rotated)
+{
+	if (next != &w->busy_list || !*rotated)
+		return next;
+	*rotated = false;
+	return next->next;
+}
+
+/*
+ * @r served enough uses to pay for its mapping (DAX POLICY).  Touches
+ * are folded in again: one may have come since the walk that chose @r.
+ */
+static bool dax_paid_locked(struct vqf_dax_window *w,
+			    struct vqf_dax_range *r)
+{
+	u32 pay = w->policy.pay_uses ? w->policy.pay_uses : 1;
+
+	dax_fold_touches_locked(r);
+	return r->uses >= VQF_MIN(pay, DAX_U16_MAX);
+}
+
 /*
  * Take a reference on BUSY @r and make it most recently used.  M(owner)
  * held (shared suffices): that is what makes an M-exclusive reclaimer's
@@ -503,7 +571,8 @@ static int dax_ref(struct vqf_dax_window *w, struct vqf_dax_range *r,
 	}
 	r->refcnt++;
 	/* every reference after the one of its setup is a use */
-	r->used = true;
+	if (r->uses < DAX_U16_MAX)
+		r->uses++;
 	dl_move_tail(&r->link, &w->busy_list);
 	if (hit)
 		w->stats.hits++;
@@ -591,8 +660,8 @@ static int dax_teardown_locked(struct vqf_dax_window *w,
 		w_unlock(w);
 		return -EBUSY;
 	}
-	/* only reclaim comes here: pressure took a range never reused */
-	if (!r->used) {
+	/* only reclaim comes here: pressure took a range before it paid */
+	if (!dax_paid_locked(w, r)) {
 		w->stats.wasted++;
 		if (di->pol.wasted < DAX_U32_MAX)
 			di->pol.wasted++;
@@ -624,18 +693,53 @@ static int dax_teardown_locked(struct vqf_dax_window *w,
 }
 
 /*
- * Direct reclaim: take an unreferenced range from @di itself.  Takes L(di)
- * blocking (the caller holds no lib lock, see protocol).  *@out is the
- * DETACHED range or NULL; *@retry says @di has ranges, all referenced.
+ * @di's least recently used unreferenced range, touched ones rotated to
+ * the tail first (as the worker does); NULL if none.  *@busy: @di has a
+ * referenced range.  W held, and M(di): @di's ranges stay BUSY.  The walk
+ * is of the window's busy list (at most twice round): O(busy ranges),
+ * against a REMOVEMAPPING round trip to follow.
+ */
+static struct vqf_dax_range *dax_lru_of_locked(struct vqf_dax_window *w,
+					       struct vqf_dax_inode *di,
+					       bool *busy)
+{
+	struct vqf_dax_link *l, *next;
+	u32 scan = 2 * w->nr_busy;
+	struct vqf_dax_range *r;
+	bool rotated = false;
+
+	*busy = false;
+	for (l = w->busy_list.next; l != &w->busy_list && scan--;
+	     l = dax_walk_on(w, next, &rotated)) {
+		next = l->next;
+		r = link_range(l);
+		if (r->inode != di)
+			continue;
+		if (r->refcnt) {
+			*busy = true;
+			continue;
+		}
+		if (!dax_second_chance_locked(w, r, &rotated))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * Direct reclaim: take an unreferenced range from @di itself, the least
+ * recently used one (upstream takes the first in file order, which at a
+ * hot set a little larger than the window evicts the same hot ranges
+ * again and again).  Takes L(di) blocking (the caller holds no lib lock,
+ * see protocol).  *@out is the DETACHED range or NULL; *@retry says @di
+ * has ranges, all referenced.
  */
 static int dax_direct_reclaim(struct vqf_dax_window *w,
 			      struct vqf_dax_inode *di,
 			      struct vqf_dax_range **out, bool *retry)
 {
-	struct vqf_dax_range *r, *cand = NULL;
-	struct vqf_itree_node *n;
+	struct vqf_dax_range *r, *cand;
+	bool empty, busy;
 	u64 foff = 0;
-	bool empty;
 	int ret = 0;
 
 	*out = NULL;
@@ -650,15 +754,10 @@ static int dax_direct_reclaim(struct vqf_dax_window *w,
 	w->ops->inode_lock(w, di);
 	m_lock(w, di, false);
 	w_lock(w);
-	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n)) {
-		r = itn_range(n);
-		if (!r->refcnt) {
-			cand = r;
-			foff = r->itn.start;
-			break;
-		}
-	}
-	if (!cand && !vqf_itree_empty(&di->tree)) {
+	cand = dax_lru_of_locked(w, di, &busy);
+	if (cand)
+		foff = cand->itn.start;
+	else if (busy || !vqf_itree_empty(&di->tree)) {
 		w->stats.skipped_in_use++;
 		*retry = true;
 	}
@@ -776,9 +875,9 @@ static int dax_map_existing(struct vqf_dax_window *w,
 	return ret;
 }
 
-/* @used: the access setting it up already paid for it (DAX POLICY) */
+/* @paid: the access setting it up already paid for it (DAX POLICY) */
 static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
-		       u64 pos, unsigned int flags, bool used,
+		       u64 pos, unsigned int flags, bool paid,
 		       struct vqf_dax_map *map)
 {
 	u64 rsize = vqf_dax_range_size(w), start = pos & ~(rsize - 1);
@@ -828,7 +927,8 @@ static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 	vqf_itree_insert(&di->tree, &r->itn);
 	w_lock(w);
 	dax_make_busy_locked(w, r, di);
-	r->used = used;
+	r->uses = paid ? DAX_U16_MAX : 0;
+	r->touches_seen = READ_ONCE(r->touches);
 	w->stats.setups++;
 	w_unlock(w);
 	dax_fill_map(w, r, pos, map);
@@ -838,12 +938,12 @@ static int dax_map_new(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 
 /*
  * The policy's decision for unmapped bytes of @di, its state updated and
- * the decision counted, all under W.  Returns true to map; *@used says
+ * the decision counted, all under W.  Returns true to map; *@paid says
  * whether the access alone pays for the mapping.
  */
 static bool dax_pol_consult(struct vqf_dax_window *w,
 			    struct vqf_dax_inode *di,
-			    const struct vqf_dax_hint *hint, bool *used)
+			    const struct vqf_dax_hint *hint, bool *paid)
 {
 	u64 *const count[] = {
 		[VQF_DAX_WHY_WINDOW] = &w->stats.pol_window,
@@ -856,7 +956,8 @@ static bool dax_pol_consult(struct vqf_dax_window *w,
 	enum vqf_dax_why why;
 
 	w_lock(w);
-	*used = w->policy.used_bytes && hint->len >= w->policy.used_bytes;
+	*paid = (w->policy.used_bytes && hint->len >= w->policy.used_bytes) ||
+		(hint->flags & VQF_DAX_HINT_MMAP);
 	why = vqf_dax_policy_decide(&w->policy, &w->crowd, &di->pol, hint,
 				    &w->crowd, &di->pol);
 	(*count[why])++;
@@ -869,7 +970,7 @@ static int dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 			 const struct vqf_dax_hint *hint,
 			 struct vqf_dax_map *map)
 {
-	bool used = false;
+	bool paid = false;
 	int ret;
 
 	map->range = NULL;
@@ -886,11 +987,11 @@ static int dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 		 * out: a hit never costs more than a READ would.
 		 */
 		if (hint) {
-			if (!dax_pol_consult(w, di, hint, &used))
+			if (!dax_pol_consult(w, di, hint, &paid))
 				return VQF_DAX_USE_FUSE;
 			hint = NULL;
 		}
-		ret = dax_map_new(w, di, pos, flags, used, map);
+		ret = dax_map_new(w, di, pos, flags, paid, map);
 	} while (ret == DAX_AGAIN);
 	return ret;
 }
@@ -987,9 +1088,10 @@ u32 vqf_dax_reclaim(struct vqf_dax_window *w)
 {
 	u32 freed = 0, budget = w->reclaim_chunk + w->nr_ranges, nlocked = 0;
 	struct vqf_dax_inode *di, *locked_set[DAX_LOCKED_MAX];
-	bool again = false, locked = false;
+	bool again = false, locked = false, rotated;
+	struct vqf_dax_link *l, *next;
 	struct vqf_dax_range *r;
-	struct vqf_dax_link *l;
+	u32 scan;
 	u64 foff = 0;
 
 	/* Each pass frees one range or rotates one: budget bounds the run. */
@@ -1005,12 +1107,18 @@ u32 vqf_dax_reclaim(struct vqf_dax_window *w)
 			w_unlock(w);
 			break;
 		}
-		for (l = w->busy_list.next; l != &w->busy_list; l = l->next) {
+		scan = 2 * w->nr_busy;
+		rotated = false;
+		for (l = w->busy_list.next; l != &w->busy_list && scan--;
+		     l = dax_walk_on(w, next, &rotated)) {
+			next = l->next;
 			r = link_range(l);
 			if (r->refcnt) {
 				w->stats.skipped_in_use++;
 				continue;
 			}
+			if (dax_second_chance_locked(w, r, &rotated))
+				continue;
 			/*
 			 * Its inode's L was busy a moment ago: trying its other
 			 * ranges now would only fail again (one big file
@@ -1317,7 +1425,7 @@ static long dax_evict_defer(struct vqf_dax_window *w,
 		r->inode = NULL;
 		r->refcnt = 0;
 		r->writable = false;
-		r->used = false;
+		r->uses = 0;
 		r->state = VQF_DAX_FREE;
 		dl_add_tail(&r->link, &w->stale_list);	/* the newest */
 		w->nr_stale_free++;

@@ -121,8 +121,10 @@ struct vqf_dax_range {
 	u32 refcnt;			/* W: in-flight users */
 	u8 state;			/* W: enum vqf_dax_range_state */
 	bool writable;			/* M(inode): mapped with FLAG_WRITE */
-	bool used;			/* W: a hit since its SETUPMAPPING */
 	bool stale;			/* W: FREE/DETACHED, host still maps */
+	u16 uses;			/* W: uses since its SETUPMAPPING */
+	u64 touches;			/* any: vqf_dax_range_touch() count */
+	u64 touches_seen;		/* W: @touches when last looked at */
 };
 
 /**
@@ -131,7 +133,7 @@ struct vqf_dax_range {
  * @until: while @backed, the caller's clock value the backoff ends at.
  * @setups: ranges set up for the inode in the current sample.
  * @wasted: ranges of the inode reclaimed under pressure (background or
- *	direct) with no use after their SETUPMAPPING, in the current sample.
+ *	direct) before they paid (pay_uses), in the current sample.
  * @uses: policy decisions made for the inode (saturating).
  * @level: consecutive thrash verdicts; the next backoff is
  *	backoff << min(level, backoff_shift_max).
@@ -346,18 +348,28 @@ struct vqf_dax_config {
  *    any counter the caller advances (operations, jiffies); backoffs are
  *    measured in its units.  The events that feed the state happen
  *    where lib already holds W: a SETUPMAPPING made (@setups), a use
- *    (range->used), a range reclaimed under pressure (@wasted if it was
- *    never used).  Truncation and eviction are not pressure and count
+ *    (range->uses), a range reclaimed under pressure (@wasted if it had
+ *    not paid).  Truncation and eviction are not pressure and count
  *    nothing.
  *
- *  - A range is used when a reference is taken on it after its setup
- *    (a hit, an upgrade), or when the access that set it up moved at
- *    least used_bytes (hint->len): one READ would not have been cheaper
- *    than that mapping either (FUSE moves at most max_read per round
- *    trip, and DAX copies once).  So a file streamed through a window
- *    smaller than itself - touched range_size / I/O size times per
- *    range, or in large I/Os - never wastes a range and never backs off:
- *    that case pays (one SETUPMAPPING per range, not per read).
+ *  - A use of a range is a reference taken on it after its setup (a
+ *    hit, an upgrade) or a vqf_dax_range_touch().  A range has paid
+ *    for its mapping once it served pay_uses uses, or at once when the
+ *    access that set it up moved at least used_bytes (hint->len: one
+ *    READ would not have been cheaper than that mapping either, FUSE
+ *    moves at most max_read per round trip and DAX copies once) or
+ *    was a fault (VQF_DAX_HINT_MMAP: a shared mapping has no other
+ *    way).  A mapping costs a SETUPMAPPING, a REMOVEMAPPING and the
+ *    first touches of the window, several READs' worth; a range
+ *    reclaimed after serving fewer uses than that did not save what it
+ *    cost, however often its inode hits elsewhere.  That is the hot set
+ *    a little larger than the window: every range is used a few times
+ *    and reclaimed (uniform access: no reclaim order helps), and
+ *    backing off serves the misses with READs while the ranges still
+ *    mapped keep hitting.  A file streamed through a window smaller
+ *    than itself - touched range_size / I/O size times per range, or in
+ *    large I/Os - never wastes a range and never backs off: that case
+ *    pays (one SETUPMAPPING per range, not per read).
  *
  *  - Thrash: at least thrash_min ranges wasted (or as many as the file
  *    has ranges, if fewer: a small file has one) and wasted * 100 >=
@@ -398,7 +410,9 @@ struct vqf_dax_config {
  * @small_uses: decisions a small file is served through FUSE before it
  *	maps (0: no small-file rule).
  * @used_bytes: an access that sets a range up and moves at least this
- *	many bytes (hint->len) makes it used at once (0: only reuse does).
+ *	many bytes (hint->len) pays for it at once (0: only uses do).
+ * @pay_uses: uses after its setup that pay for a range's mapping; one
+ *	reclaimed under pressure with fewer is wasted (0 means 1).
  * @thrash_min: wasted ranges needed before a thrash verdict (at least 1).
  * @thrash_pct: ... and at least this percentage of the setups (1..100;
  *	0: never back off).
@@ -411,6 +425,7 @@ struct vqf_dax_config {
 struct vqf_dax_policy {
 	u64 small_size;
 	u64 used_bytes;
+	u32 pay_uses;
 	u32 small_uses;
 	u32 thrash_min;
 	u32 thrash_pct;
@@ -442,6 +457,7 @@ struct vqf_dax_stats {
 	u64 nowait_again;	/* VQF_DAX_MAP_NOWAIT answered -EAGAIN */
 	u64 evict_in_use;	/* evict found a referenced range (caller bug) */
 	u64 ref_overflow;	/* map_begin refused: refcnt saturated */
+	u64 reclaim_touched;	/* reclaim spared a touched range */
 	/* dax=auto (vqf_dax_map_begin_auto()), per decision: */
 	u64 pol_window;		/* unmapped bytes: map them */
 	u64 pol_mmap;		/* ... map them: a shared mapping needs it */
@@ -449,7 +465,7 @@ struct vqf_dax_stats {
 	u64 pol_thrash;		/* ... FUSE: thrash found, backoff started */
 	u64 pol_backoff;	/* ... FUSE: backoff still running */
 	u64 pol_crowd;		/* ... FUSE: small files thrash the window */
-	u64 wasted;		/* ranges reclaimed with no hit since setup */
+	u64 wasted;		/* ranges reclaimed before they paid */
 	/* DEFERRED TEARDOWN (cfg.stale_max > 0): */
 	u64 stale_deferred;	/* evicted ranges left stale, no request */
 	u64 stale_reused;	/* SETUPMAPPING replaced a stale mapping */
@@ -588,6 +604,19 @@ int vqf_dax_map_begin(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 void vqf_dax_map_end(struct vqf_dax_window *w, struct vqf_dax_map *map);
 
 /*
+ * vqf_dax_range_touch() - count one use of @range that the caller served
+ * without lib: a hit from its own cache of mappings (the simulator's
+ * read/write cache), as a CPU sets a page table's accessed bit.  Any
+ * context, no lock, no reference needed: ranges live as long as the
+ * window, and a touch that races with the range's reclaim or reuse only
+ * credits a use to the wrong mapping (a hint, never a correctness
+ * matter).  A touched range gets a second chance at reclaim (it goes to
+ * the tail of the busy list instead), and its touches since its
+ * SETUPMAPPING count as uses for dax=auto's verdict (DAX POLICY).
+ */
+void vqf_dax_range_touch(struct vqf_dax_range *range);
+
+/*
  * vqf_dax_wait_free() - for VQF_DAX_MAP_NOWAIT callers after -EAGAIN,
  * having dropped L: kick the worker and sleep in ops->wait_free until a
  * range is free.  0 at once if one is; else ops->wait_free's result.
@@ -598,7 +627,7 @@ int vqf_dax_wait_free(struct vqf_dax_window *w);
  * vqf_dax_reclaim() - the background worker body: while fewer than the
  * threshold ranges are free, free at most cfg.reclaim_chunk unreferenced
  * BUSY ranges, least recently used first, skipping (and rotating to the
- * tail) ranges in use, of dying inodes, of inodes whose L is busy
+ * tail) ranges touched since it last looked (vqf_dax_range_touch()), ranges in use, of dying inodes, of inodes whose L is busy
  * (inode_trylock; an inode found busy is not tried again in the same
  * run), or whose release_users fails.  Re-kicks itself (1 ms)
  * when it stopped at the chunk limit or skipped a locked inode and the
@@ -677,6 +706,7 @@ int vqf_dax_inode_check(struct vqf_dax_window *w, struct vqf_dax_inode *di,
 #define VQF_DAX_POL_SMALL_DIV_DEFAULT	4	/* small: < range_size / 4 */
 #define VQF_DAX_POL_SMALL_USES_DEFAULT	1
 #define VQF_DAX_POL_USED_DIV_DEFAULT	2	/* used: >= range_size / 2 */
+#define VQF_DAX_POL_PAY_USES_DEFAULT	8
 #define VQF_DAX_POL_THRASH_MIN_DEFAULT	8
 #define VQF_DAX_POL_THRASH_PCT_DEFAULT	50
 #define VQF_DAX_POL_SAMPLE_DEFAULT	64

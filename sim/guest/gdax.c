@@ -513,6 +513,7 @@ static void rwc_install(struct gdax *x, struct gdax_inode *gi, u64 r0,
 		p->limit = r0 + vqf_dax_range_size(&x->w);
 		p->writable = map->writable;
 		gi->rwc[k].r0 = r0;
+		gi->rwc[k].range = map->range;
 	}
 	pthread_mutex_unlock(&gi->pt);
 	pthread_rwlock_unlock(&gi->l);
@@ -537,6 +538,7 @@ static struct gdax_pte *rwc_get(struct gdax *x, struct gdax_inode *gi,
 		p = &gi->rwc[k].e;
 		p->pins++;
 		*win = p->addr + (pos - r0);
+		vqf_dax_range_touch(gi->rwc[k].range);
 	}
 	pthread_mutex_unlock(&gi->pt);
 	return p;

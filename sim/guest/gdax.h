@@ -31,7 +31,9 @@
  * a tree lookup and W twice.  Every GDAX_RWC_LRU-th hit of an entry
  * takes the full way instead, so that a range used through the cache
  * still moves to the busy LRU's tail (mmap accesses do not, as
- * upstream's page-table accesses do not).
+ * upstream's page-table accesses do not); the others touch the range
+ * (vqf_dax_range_touch(): reclaim's second chance, and each hit counts
+ * as a use for dax=auto, as a reference through lib would).
  *
  * Locks per inode: M (rwlock, lib), L (rwlock: faults shared, reclaim
  * and truncation exclusive), pt (mutex: the inode's vmas, their entries
@@ -118,6 +120,7 @@ struct gdax_ref {
 struct gdax_rwe {
 	struct gdax_pte e;
 	u64 r0;			/* file offset of the entry's range */
+	struct vqf_dax_range *range;	/* touched at each cached hit */
 	u32 hits;		/* every GDAX_RWC_LRU-th goes the full way */
 };
 

@@ -484,11 +484,12 @@ static int policy_rows(const char *dir, u64 size)
 	       (unsigned long long)size >> 20,
 	       (unsigned long long)window >> 20, nf);
 	if (pm_pol_set)
-		printf("policy: small %llu uses %u used %llu min %u pct %u "
-		       "sample %u backoff %llu shift %u\n",
+		printf("policy: small %llu uses %u used %llu pay %u min %u "
+		       "pct %u sample %u backoff %llu shift %u\n",
 		       (unsigned long long)pm_pol.small_size,
 		       pm_pol.small_uses,
 		       (unsigned long long)pm_pol.used_bytes,
+		       pm_pol.pay_uses,
 		       pm_pol.thrash_min, pm_pol.thrash_pct, pm_pol.sample,
 		       (unsigned long long)pm_pol.backoff,
 		       pm_pol.backoff_shift_max);
@@ -899,8 +900,8 @@ static int range_rows(const char *dir, u64 size, const u64 *sizes,
 	for (r = 0; r < pm_nopt; r++)
 		printf("auto's policy: each size's defaults, then -o %s\n",
 		       pm_opt[r]);
-	printf("cells: MB/s (SETUPMAPPING per 4 KiB read), median of 3 "
-	       "rounds; always / auto\n");
+	printf("cells: MB/s (SETUPMAPPING, READ per 4 KiB read, last "
+	       "round), median of 3 rounds; always / auto\n");
 	for (r = 0; r < 4 && !ret; r++) {
 		for (round = 0; round < 3 && !ret; round++)
 			for (i = 0; i <= ns && !ret; i++)
@@ -920,9 +921,10 @@ static int range_rows(const char *dir, u64 size, const u64 *sizes,
 			printf("%-16s %5llu KiB", "",
 			       (unsigned long long)sizes[i - 1] >> 10);
 			for (a = 0; a < 2; a++)
-				printf("  %s %6.0f (%.4f) %5.2fx", a ? "auto" :
-				       "always", td_median(rate[i][a]),
-				       c[i][a].setups, td_median(rate[i][a]) /
+				printf("  %s %6.0f (%.4f, %.3f) %5.2fx",
+				       a ? "auto" : "always",
+				       td_median(rate[i][a]), c[i][a].setups,
+				       c[i][a].reads, td_median(rate[i][a]) /
 				       td_median(rate[0][0]));
 			printf("\n");
 		}
@@ -945,7 +947,7 @@ static int pm_parse_into(const char *arg, struct vqf_dax_policy *p)
 {
 	static const char *const key[] = { "small", "uses", "used", "min",
 					   "pct", "sample", "backoff",
-					   "shift" };
+					   "shift", "pay" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int ret = 0;
 
@@ -990,6 +992,9 @@ static int pm_parse_into(const char *arg, struct vqf_dax_policy *p)
 			break;
 		case 7:
 			p->backoff_shift_max = (u32)v;
+			break;
+		case 8:
+			p->pay_uses = (u32)v;
 			break;
 		default:
 			ret = -1;
@@ -1282,7 +1287,7 @@ int main(int argc, char **argv)
 				"workloads seqread,randread,seqwrite,randwrite;"
 				" -P: only dax=auto beside always and no DAX, "
 				"-o its thresholds (-R too): small, uses, used,"
-				" min, pct, sample, backoff, shift; "
+				" min, pct, sample, backoff, shift, pay; "
 				"-D: only deferred "
 				"teardown at evict, on and off, 2000 files; "
 				"-R: only range sizes, default 2M,1M,512K,256K,"

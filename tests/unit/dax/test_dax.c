@@ -253,6 +253,91 @@ static void test_lru_reclaim(void **state)
 	h_check_quiet(h);
 }
 
+/*
+ * A range touched behind lib's back (vqf_dax_range_touch(), a caller's
+ * cached hit) gets a second chance: the worker rotates it to the tail
+ * and takes the next.  Touched, all of them: still one is freed.
+ */
+static void test_touched_second_chance(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	int a, b, c, d;
+
+	h_init(h, 4, R2M, 0, 0);	/* threshold 1 */
+	map_ok(h, 0, 0, 0);		/* A */
+	map_ok(h, 0, R2M, 0);		/* B */
+	map_ok(h, 1, 0, 0);		/* C */
+	map_ok(h, 1, R2M, 0);		/* D: order A B C D */
+	a = h_mapped(h, 0, 0);
+	b = h_mapped(h, 0, R2M);
+	c = h_mapped(h, 1, 0);
+	d = h_mapped(h, 1, R2M);
+	vqf_dax_range_touch(&h->ranges[a]);
+	h->nlog = 0;
+	assert_int_equal(vqf_dax_reclaim(&h->w), 1);	/* B C D A */
+	assert_int_equal(h->nlog, 1);
+	assert_int_equal(h->log[0].moffset, h->ranges[b].moffset);
+	assert_int_equal(h_mapped(h, 0, 0), a);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.reclaim_touched, 1);
+	/* its touch was counted once: A is old again after C and D */
+	map_ok(h, 0, R2M, 0);		/* C D A B' */
+	vqf_dax_range_touch(&h->ranges[c]);
+	vqf_dax_range_touch(&h->ranges[d]);
+	h->nlog = 0;
+	assert_int_equal(vqf_dax_reclaim(&h->w), 1);	/* A goes */
+	assert_int_equal(h->log[0].moffset, h->ranges[a].moffset);
+	/* every range touched: rotated once each, then the oldest goes */
+	map_ok(h, 0, 0, 0);		/* B' C D A' */
+	b = h_mapped(h, 0, R2M);
+	for (a = 0; a < 4; a++)
+		vqf_dax_range_touch(&h->ranges[a]);
+	h->nlog = 0;
+	assert_int_equal(vqf_dax_reclaim(&h->w), 1);
+	assert_int_equal(h->log[0].moffset, h->ranges[b].moffset);
+	assert_int_equal(h_mapped(h, 1, 0), c);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.reclaim_touched, 3 + 4);
+	h_check_quiet(h);
+}
+
+/*
+ * Direct reclaim takes the inode's least recently used range, not its
+ * first in file order (upstream's choice): a hot set a little larger
+ * than the window would lose the same hot ranges again and again.
+ */
+static void test_direct_reclaim_lru(void **state)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	int r0, r1, r2;
+
+	h_init(h, 3, R2M, 0, 0);
+	map_ok(h, 0, 0, 0);
+	map_ok(h, 0, R2M, 0);
+	map_ok(h, 0, 2 * R2M, 0);
+	r0 = h_mapped(h, 0, 0);
+	r1 = h_mapped(h, 0, R2M);
+	r2 = h_mapped(h, 0, 2 * R2M);
+	map_ok(h, 0, 0, 0);		/* hit: order 1 2 0 */
+	h->nlog = 0;
+	map_ok(h, 0, 3 * R2M, 0);	/* takes 1 */
+	assert_int_equal(h->log[0].kind, H_EV_REMOVE);
+	assert_int_equal(h->log[0].moffset, h->ranges[r1].moffset);
+	assert_int_equal(h_mapped(h, 0, 0), r0);
+	/* a touched range is passed over the same way: 2 then goes to 0 */
+	vqf_dax_range_touch(&h->ranges[r2]);
+	h->nlog = 0;
+	map_ok(h, 0, 4 * R2M, 0);
+	assert_int_equal(h->log[0].moffset, h->ranges[r0].moffset);
+	assert_int_equal(h_mapped(h, 0, 2 * R2M), r2);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.reclaimed_direct, 2);
+	assert_int_equal(st.reclaim_touched, 1);
+	h_check_quiet(h);
+}
+
 /* Seed 009: a busy inode lock is skipped and its range rotated. */
 static void test_trylock_rotation(void **state)
 {
@@ -927,6 +1012,8 @@ int main(void)
 		cmocka_unit_test(test_map_hit_and_bad_args),
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_lru_reclaim),
+		cmocka_unit_test(test_touched_second_chance),
+		cmocka_unit_test(test_direct_reclaim_lru),
 		cmocka_unit_test(test_trylock_rotation),
 		cmocka_unit_test(test_locked_inode_tried_once),
 		cmocka_unit_test(test_in_use_skipped),

@@ -293,13 +293,15 @@ static unsigned int setups_logged(struct harness *h)
 	return n;
 }
 
-static void pol_init(struct harness *h, u32 nr)
+/* The cases' policy; @pay uses pay for a range (the old rule: 1). */
+static void pol_init_pay(struct harness *h, u32 nr, u32 pay)
 {
 	struct vqf_dax_policy p;
 
 	h_init(h, nr, RS, 0, 0);
 	vqf_dax_policy_default(&p, RS);
 	p.used_bytes = RS / 2;
+	p.pay_uses = pay;
 	p.small_size = RS / 4;
 	p.small_uses = 1;
 	p.thrash_min = 8;
@@ -309,6 +311,11 @@ static void pol_init(struct harness *h, u32 nr)
 	p.backoff_shift_max = 3;
 	assert_int_equal(vqf_dax_window_set_policy(&h->w, &p), 0);
 	clk = 0;
+}
+
+static void pol_init(struct harness *h, u32 nr)
+{
+	pol_init_pay(h, nr, 1);
 }
 
 /*
@@ -369,7 +376,8 @@ static void test_thrash_backoff_return(void **state)
 	vqf_dax_inode_policy(&h->w, &h->ino[0].di, &ps);
 	assert_false(ps.backed);
 	assert_int_equal(ps.setups, 1);
-	assert_int_equal(ps.wasted, 0);
+	/* its range came from the scan's oldest, mapped and never used */
+	assert_int_equal(ps.wasted, 1);
 	assert_int_equal(ps.level, 1);
 	/* still a scan: thrash again, after 16 more setups, for twice as long */
 	for (j = 0; j < 64; j++) {
@@ -451,6 +459,108 @@ static void test_stream_never_backs_off(void **state)
 	assert_true(st.pol_thrash >= 1);
 	assert_true(st.wasted >= 8);
 	h_check_quiet(h);
+}
+
+/*
+ * Ranges 0-7 of a window of 8, each read 1 + @hits times (and touched
+ * @touches times behind lib's back, or set up by an access of @len
+ * bytes or a fault), then ranges 8-15 once, which reclaims 0-7 (direct
+ * reclaim, least recently used first).  Returns the ranges wasted.
+ */
+static u64 pay_run(u32 pay, unsigned int hits, unsigned int touches,
+		   u64 len, u32 hflags)
+{
+	struct harness *h = &H;
+	struct vqf_dax_stats st;
+	unsigned int j, k;
+
+	pol_init_pay(h, 8, pay);
+	for (j = 0; j < 8; j++) {
+		assert_int_equal(acc(h, 0, j * RS, BIG, len, hflags), 0);
+		for (k = 0; k < hits; k++)
+			assert_int_equal(acc(h, 0, j * RS, BIG, 4096, 0), 0);
+		for (k = 0; k < touches; k++)
+			vqf_dax_range_touch(&h->ranges[h_mapped(h, 0,
+								 j * RS)]);
+	}
+	for (j = 8; j < 16; j++)
+		assert_int_equal(acc(h, 0, j * RS, BIG, 4096, 0), 0);
+	vqf_dax_stats_read(&h->w, &st);
+	assert_int_equal(st.setups, 16);
+	assert_int_equal(st.reclaimed_direct, 8);
+	h_check_quiet(h);
+	return st.wasted;
+}
+
+/*
+ * pay_uses: a range reclaimed before it served that many uses (hits
+ * through lib and touches) did not pay for its mapping; an access of
+ * used_bytes or a fault pays at once.  0 means 1, the rule before.
+ */
+static void test_pay_uses(void **state)
+{
+	(void)state;
+	assert_int_equal(pay_run(3, 2, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 3, 0, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 0, 3, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 1, 1, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 1, 2, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 0, 0, RS / 2, 0), 0);
+	assert_int_equal(pay_run(3, 0, 0, 4096, VQF_DAX_HINT_MMAP), 0);
+	assert_int_equal(pay_run(0, 0, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(0, 1, 0, 4096, 0), 0);
+	assert_int_equal(pay_run(1, 0, 1, 4096, 0), 0);
+	/* touches before a setup are not the new mapping's uses */
+	assert_int_equal(pay_run(3, 2, 0, 4096, 0), 8);
+}
+
+/*
+ * A hot set a little larger than the window (10 ranges, 8 in the
+ * window), read uniformly at random: every range is hit a few times,
+ * then reclaimed, and no reclaim order can do better.  With the rule
+ * before (pay_uses 1) nothing looks wasted and every miss maps; with
+ * pay_uses 8 the inode backs off, its misses become READs and the
+ * ranges still mapped keep hitting.  Fixed seed: the counts are exact.
+ */
+static void hot_edge_run(u32 pay, struct vqf_dax_stats *st, u32 *fuse)
+{
+	struct harness *h = &H;
+	u64 x = 0x9e3779b97f4a7c15ull;
+	unsigned int j;
+
+	pol_init_pay(h, 8, pay);
+	*fuse = 0;
+	for (j = 0; j < 4000; j++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (acc(h, 0, ((x >> 33) % 10) * RS, BIG, 4096, 0))
+			(*fuse)++;
+	}
+	vqf_dax_stats_read(&h->w, st);
+	h_check_quiet(h);
+}
+
+static void test_hot_set_edge(void **state)
+{
+	struct vqf_dax_stats old, pay;
+	u32 fuse_old, fuse_pay;
+
+	(void)state;
+	hot_edge_run(1, &old, &fuse_old);
+	hot_edge_run(8, &pay, &fuse_pay);
+	print_message("hot set edge: pay 1: %llu setups, %u READs, %llu wasted; pay 8: %llu setups, %u READs, %llu wasted, %llu verdicts\n",
+		      (unsigned long long)old.setups, fuse_old,
+		      (unsigned long long)old.wasted,
+		      (unsigned long long)pay.setups, fuse_pay,
+		      (unsigned long long)pay.wasted,
+		      (unsigned long long)pay.pol_thrash);
+	assert_int_equal(old.pol_thrash, 0);
+	assert_int_equal(fuse_old, 0);
+	assert_true(old.setups > 400);	/* a miss every few reads */
+	assert_true(pay.pol_thrash >= 1);
+	/* far fewer mappings; most reads still hit the window */
+	assert_true(pay.setups * 4 < old.setups);
+	assert_true(fuse_pay < 4000 / 2);
+	assert_true(pay.hits > 4000 / 2);
 }
 
 /* Small files: the first use through FUSE, the second maps. */
@@ -610,13 +720,16 @@ struct mmodel {
 	struct mstate s[MI];
 	struct mstate crowd;
 	int moff[MI][MK];	/* range index + 1 mapping (i, k), 0: none */
-	bool used[MI][MK];
+	u32 uses[MI][MK];	/* uses of mapping (i, k); PAID: paid at once */
 	u64 size[MI];
 	unsigned int why[6], decays, max_level;
 	unsigned int flushed;		/* stale ranges flushed (root) */
 };
 
-static const struct vqf_dax_policy MP = {
+#define PAID	0xffffU
+
+/* pay_uses is the variant's (struct mvariant) */
+static struct vqf_dax_policy MP = {
 	.small_size = 3 * RS,
 	.small_uses = 2,
 	.used_bytes = RS / 2,
@@ -712,9 +825,15 @@ static void m_setup(struct mmodel *md, int i)
 		m_fade(md, &md->crowd);
 }
 
+static void m_use(u32 *uses)
+{
+	if (*uses < PAID)
+		(*uses)++;
+}
+
 /* Apply the wire log: setups (new or upgrade) and removals. */
 static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
-		    bool first_used)
+		    bool first_paid)
 {
 	unsigned int e;
 	int i, k;
@@ -741,7 +860,7 @@ static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
 				continue;	/* upgrade */
 			assert_int_equal(md->moff[i][k], 0);
 			md->moff[i][k] = r;
-			md->used[i][k] = first_used;
+			md->uses[i][k] = first_paid ? PAID : 0;
 			m_setup(md, i);
 			continue;
 		}
@@ -750,13 +869,14 @@ static void m_learn(struct harness *h, struct mmodel *md, bool pressure,
 			if (md->moff[i][k] == r)
 				break;
 		assert_true(k < MK);
-		if (pressure && !md->used[i][k]) {
+		if (pressure &&
+		    md->uses[i][k] < (MP.pay_uses ? MP.pay_uses : 1)) {
 			md->s[i].wasted++;
 			if (md->s[i].small)
 				md->crowd.wasted++;
 		}
 		md->moff[i][k] = 0;
-		md->used[i][k] = false;
+		md->uses[i][k] = 0;
 	}
 	h->nlog = 0;
 }
@@ -772,6 +892,14 @@ static void m_cmp(const struct vqf_dax_pstate *p, const struct mstate *s,
 		assert_int_equal(p->small, s->small);
 	if (s->backed)
 		assert_int_equal(p->until, s->until);
+}
+
+/* A range's uses as lib will count them: touches are folded in lazily. */
+static u32 lib_uses(const struct vqf_dax_range *r)
+{
+	u64 n = r->uses + (r->touches - r->touches_seen);
+
+	return n > PAID ? PAID : (u32)n;
 }
 
 static void m_compare(struct harness *h, struct mmodel *md)
@@ -791,20 +919,29 @@ static void m_compare(struct harness *h, struct mmodel *md)
 
 			assert_int_equal(r + 1, md->moff[i][k]);
 			if (r >= 0)
-				assert_int_equal(h->ranges[r].used,
-						 md->used[i][k]);
+				assert_int_equal(lib_uses(&h->ranges[r]),
+						 md->uses[i][k]);
 		}
 	}
 }
 
+struct mvariant {
+	u32 stale_max;
+	u32 pay_uses;
+	bool touch;	/* also touch ranges behind lib's back */
+};
+
 /*
- * *@state: cfg.stale_max.  Deferred teardown must not change a decision:
+ * *@state: the variant.  Deferred teardown must not change a decision:
  * an eviction counts nothing, a stale range's reuse is a setup like any.
+ * With pay_uses, a range reclaimed before its uses (references and
+ * touches after its setup) reach it is wasted.
  */
 static void test_random_vs_model(void **state)
 {
 	static struct fuse_removemapping_one scratch[4];
-	u32 stale_max = *(const u32 *)*state;
+	const struct mvariant *v = *state;
+	u32 stale_max = v->stale_max;
 	static struct mmodel md;
 	struct harness *h = &H;
 	struct dax_rand rnd = { dax_test_seed(0x9011c7, "dax-policy") };
@@ -815,6 +952,7 @@ static void test_random_vs_model(void **state)
 	int i, k, ret, want;
 
 	memset(&md, 0, sizeof(md));
+	MP.pay_uses = v->pay_uses;
 	h_init_stale(h, 6, RS, 0, 2, stale_max);
 	assert_int_equal(vqf_dax_window_set_policy(&h->w, &MP), 0);
 	md.size[0] = RS;		/* small */
@@ -837,7 +975,7 @@ static void test_random_vs_model(void **state)
 
 			if (md.moff[i][k]) {
 				want = 0;
-				md.used[i][k] = true;
+				m_use(&md.uses[i][k]);
 			} else {
 				want = m_decide(&md, &md.s[i], md.size[i],
 						now, mmap);
@@ -852,7 +990,20 @@ static void test_random_vs_model(void **state)
 			assert_int_equal(ret, want);
 			if (!ret)
 				vqf_dax_map_end(&h->w, &m);
-			m_learn(h, &md, true, len >= MP.used_bytes);
+			m_learn(h, &md, true, len >= MP.used_bytes || mmap);
+		} else if (op < 90 && v->touch) {
+			/* a caller's cached hits, of any range */
+			unsigned int n = 1 + (unsigned int)dax_rand_below(&rnd,
+									 3);
+			int r = (int)dax_rand_below(&rnd, 6), j, kk;
+
+			while (n--) {
+				vqf_dax_range_touch(&h->ranges[r]);
+				for (j = 0; j < MI; j++)
+					for (kk = 0; kk < MK; kk++)
+						if (md.moff[j][kk] == r + 1)
+							m_use(&md.uses[j][kk]);
+			}
 		} else if (op < 95) {
 			vqf_dax_reclaim(&h->w);
 			m_learn(h, &md, true, false);
@@ -864,7 +1015,7 @@ static void test_random_vs_model(void **state)
 			for (k = 0; k < MK; k++) {
 				assert_true(stale_max || !md.moff[i][k]);
 				md.moff[i][k] = 0;
-				md.used[i][k] = false;
+				md.uses[i][k] = 0;
 			}
 			/* the inode comes back as a new one */
 			vqf_dax_inode_init(&h->ino[i].di, 100 + i, ~0ULL);
@@ -899,7 +1050,9 @@ static void test_random_vs_model(void **state)
 
 int main(void)
 {
-	static u32 stale_off, stale_three = 3;
+	static const struct mvariant plain = { 0, 0, false };
+	static const struct mvariant stale3 = { 3, 0, false };
+	static const struct mvariant pay3 = { 2, 3, true };
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decide_table),
@@ -908,11 +1061,17 @@ int main(void)
 		cmocka_unit_test(test_thrash_backoff_return),
 		cmocka_unit_test(test_level_decays),
 		cmocka_unit_test(test_stream_never_backs_off),
+		cmocka_unit_test(test_pay_uses),
+		cmocka_unit_test(test_hot_set_edge),
 		cmocka_unit_test(test_small_file),
 		cmocka_unit_test(test_crowd),
 		cmocka_unit_test(test_always_bypasses),
-		cmocka_unit_test_prestate(test_random_vs_model, &stale_off),
-		cmocka_unit_test_prestate(test_random_vs_model, &stale_three),
+		cmocka_unit_test_prestate(test_random_vs_model,
+					  (void *)&plain),
+		cmocka_unit_test_prestate(test_random_vs_model,
+					  (void *)&stale3),
+		cmocka_unit_test_prestate(test_random_vs_model,
+					  (void *)&pay3),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
