@@ -23,7 +23,9 @@
 #                 boot of Debian's QEMU (the patched build has no 9p)
 # in ROUNDS rounds; per figure the median of the rounds, and per ratio
 # the median of the per-round ratios (the rows of a round ran in the same
-# minute of the same boot).
+# minute of the same boot).  Every other round runs the rows in reverse
+# order, so that no row always comes right after another's psync runs
+# or first in a round (a pair's ratio would carry that position).
 #
 #   VQF_BENCH_SECONDS   seconds per psync run (default 10)
 #   VQF_BENCH_FILE_MIB  the file (default 1536, guest memory 1G)
@@ -53,9 +55,13 @@ bench_dax()
 		dax) fss="virtiofs+dax virtiofs+auto virtiofs+inode virtiofs-vqf virtiofs" ;;
 		9p) fss="9p" ;;
 		esac
+		rev=
+		for fs in $fss; do rev="$fs $rev"; done
 		script="r=1
 while [ \$r -le $rounds ]; do
-	for fs in $fss; do
+	order=\"$fss\"
+	[ \$((r % 2)) = 1 ] || order=\"$rev\"
+	for fs in \$order; do
 		echo \"VQF-BENCH-FS \$fs round \$r\"
 		case \$fs in
 		virtiofs+dax) VQF_MOUNT_OPTS=dax=always; m=virtiofs ;;
