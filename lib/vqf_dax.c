@@ -692,19 +692,25 @@ static int dax_teardown_locked(struct vqf_dax_window *w,
 	return 0;
 }
 
+/* Busy list entries direct reclaim looks at for the inode's LRU range. */
+#define DAX_DIRECT_SCAN	256
+
 /*
  * @di's least recently used unreferenced range, touched ones rotated to
- * the tail first (as the worker does); NULL if none.  *@busy: @di has a
- * referenced range.  W held, and M(di): @di's ranges stay BUSY.  The walk
- * is of the window's busy list (at most twice round): O(busy ranges),
- * against a REMOVEMAPPING round trip to follow.
+ * the tail first (as the worker does); else, if the walk ends first,
+ * its first unreferenced range in file order (upstream's choice); NULL
+ * if none.  *@busy: @di has a referenced range.  W held, and M(di):
+ * @di's ranges stay BUSY.  The walk is bounded (DAX_DIRECT_SCAN): W is
+ * every mapper's lock, and an inode whose few ranges were all used
+ * lately sits at the tail of a list that may hold thousands.
  */
 static struct vqf_dax_range *dax_lru_of_locked(struct vqf_dax_window *w,
 					       struct vqf_dax_inode *di,
 					       bool *busy)
 {
+	u32 scan = VQF_MIN(2 * w->nr_busy, DAX_DIRECT_SCAN);
 	struct vqf_dax_link *l, *next;
-	u32 scan = 2 * w->nr_busy;
+	struct vqf_itree_node *n;
 	struct vqf_dax_range *r;
 	bool rotated = false;
 
@@ -721,6 +727,14 @@ static struct vqf_dax_range *dax_lru_of_locked(struct vqf_dax_window *w,
 		}
 		if (!dax_second_chance_locked(w, r, &rotated))
 			return r;
+	}
+	if (l == &w->busy_list)
+		return NULL;	/* walked it all: every range referenced */
+	for (n = vqf_itree_first(&di->tree); n; n = vqf_itree_next(n)) {
+		r = itn_range(n);
+		if (!r->refcnt)
+			return r;
+		*busy = true;
 	}
 	return NULL;
 }

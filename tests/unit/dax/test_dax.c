@@ -338,6 +338,42 @@ static void test_direct_reclaim_lru(void **state)
 	h_check_quiet(h);
 }
 
+/*
+ * The LRU walk of direct reclaim is bounded (256 busy entries: W is
+ * every mapper's lock).  Inode 0's ranges A (file offset 0) and B, used
+ * last B then A: within reach of the walk B goes, its least recently
+ * used; behind 300 of inode 1's ranges the walk gives up and A goes,
+ * the first in file order (upstream's choice).
+ */
+static void direct_reclaim_bounded(unsigned int others, u64 gone)
+{
+	struct harness *h = &H;
+	unsigned int j;
+
+	h_init(h, others + 2, R2M, 0, 0);
+	map_ok(h, 0, 0, 0);
+	map_ok(h, 0, R2M, 0);
+	for (j = 0; j < others; j++)
+		map_ok(h, 1, (u64)j * R2M, 0);
+	map_ok(h, 0, R2M, 0);		/* B, then A: A is the newest */
+	map_ok(h, 0, 0, 0);
+	h->nlog = 0;
+	map_ok(h, 0, 2 * R2M, 0);
+	assert_int_equal(h->log[0].kind, H_EV_REMOVE);
+	assert_int_equal(h_mapped(h, 0, gone), -1);
+	assert_true(h_mapped(h, 0, gone ? 0 : R2M) >= 0);
+	for (j = 0; j < others; j++)
+		assert_true(h_mapped(h, 1, (u64)j * R2M) >= 0);
+	h_check_quiet(h);
+}
+
+static void test_direct_reclaim_bounded(void **state)
+{
+	(void)state;
+	direct_reclaim_bounded(100, R2M);
+	direct_reclaim_bounded(300, 0);
+}
+
 /* Seed 009: a busy inode lock is skipped and its range rotated. */
 static void test_trylock_rotation(void **state)
 {
@@ -1014,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_lru_reclaim),
 		cmocka_unit_test(test_touched_second_chance),
 		cmocka_unit_test(test_direct_reclaim_lru),
+		cmocka_unit_test(test_direct_reclaim_bounded),
 		cmocka_unit_test(test_trylock_rotation),
 		cmocka_unit_test(test_locked_inode_tried_once),
 		cmocka_unit_test(test_in_use_skipped),
