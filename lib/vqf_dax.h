@@ -358,8 +358,9 @@ struct vqf_dax_config {
  *    access that set it up moved at least used_bytes (hint->len: one
  *    READ would not have been cheaper than that mapping either, FUSE
  *    moves at most max_read per round trip and DAX copies once) or
- *    was a fault (VQF_DAX_HINT_MMAP: a shared mapping has no other
- *    way).  A mapping costs a SETUPMAPPING, a REMOVEMAPPING and the
+ *    was a fault asked with VQF_DAX_HINT_MMAP (a shared mapping has no
+ *    other way).  A caller that maps faults with vqf_dax_map_begin()
+ *    (fuse.ko) has those ranges judged by their uses like any.  A mapping costs a SETUPMAPPING, a REMOVEMAPPING and the
  *    first touches of the window, several READs' worth; a range
  *    reclaimed after serving fewer uses than that did not save what it
  *    cost, however often its inode hits elsewhere.  That is the hot set

@@ -462,19 +462,23 @@ static void test_stream_never_backs_off(void **state)
 }
 
 /*
- * Ranges 0-7 of a window of 8, each read 1 + @hits times (and touched
- * @touches times behind lib's back, or set up by an access of @len
- * bytes or a fault), then ranges 8-15 once, which reclaims 0-7 (direct
- * reclaim, least recently used first).  Returns the ranges wasted.
+ * Every range of a window of 8 touched @pre times while free; then
+ * ranges 0-7 of a file, each read 1 + @hits times (and touched @touches
+ * times behind lib's back, or set up by an access of @len bytes or a
+ * fault), then ranges 8-15 once, which reclaims 0-7 (direct reclaim,
+ * least recently used first).  Returns the ranges wasted.
  */
-static u64 pay_run(u32 pay, unsigned int hits, unsigned int touches,
-		   u64 len, u32 hflags)
+static u64 pay_run(u32 pay, unsigned int pre, unsigned int hits,
+		   unsigned int touches, u64 len, u32 hflags)
 {
 	struct harness *h = &H;
 	struct vqf_dax_stats st;
 	unsigned int j, k;
 
 	pol_init_pay(h, 8, pay);
+	for (j = 0; j < 8; j++)
+		for (k = 0; k < pre; k++)
+			vqf_dax_range_touch(&h->ranges[j]);
 	for (j = 0; j < 8; j++) {
 		assert_int_equal(acc(h, 0, j * RS, BIG, len, hflags), 0);
 		for (k = 0; k < hits; k++)
@@ -500,18 +504,19 @@ static u64 pay_run(u32 pay, unsigned int hits, unsigned int touches,
 static void test_pay_uses(void **state)
 {
 	(void)state;
-	assert_int_equal(pay_run(3, 2, 0, 4096, 0), 8);
-	assert_int_equal(pay_run(3, 3, 0, 4096, 0), 0);
-	assert_int_equal(pay_run(3, 0, 3, 4096, 0), 0);
-	assert_int_equal(pay_run(3, 1, 1, 4096, 0), 8);
-	assert_int_equal(pay_run(3, 1, 2, 4096, 0), 0);
-	assert_int_equal(pay_run(3, 0, 0, RS / 2, 0), 0);
-	assert_int_equal(pay_run(3, 0, 0, 4096, VQF_DAX_HINT_MMAP), 0);
-	assert_int_equal(pay_run(0, 0, 0, 4096, 0), 8);
-	assert_int_equal(pay_run(0, 1, 0, 4096, 0), 0);
-	assert_int_equal(pay_run(1, 0, 1, 4096, 0), 0);
-	/* touches before a setup are not the new mapping's uses */
-	assert_int_equal(pay_run(3, 2, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 0, 2, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 0, 3, 0, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 0, 0, 3, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 0, 1, 1, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 0, 1, 2, 4096, 0), 0);
+	assert_int_equal(pay_run(3, 0, 0, 0, RS / 2, 0), 0);
+	assert_int_equal(pay_run(3, 0, 0, 0, 4096, VQF_DAX_HINT_MMAP), 0);
+	assert_int_equal(pay_run(0, 0, 0, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(0, 0, 1, 0, 4096, 0), 0);
+	assert_int_equal(pay_run(1, 0, 0, 1, 4096, 0), 0);
+	/* touches of a free range are not its next mapping's uses */
+	assert_int_equal(pay_run(3, 5, 2, 0, 4096, 0), 8);
+	assert_int_equal(pay_run(3, 5, 0, 0, 4096, 0), 8);
 }
 
 /*
